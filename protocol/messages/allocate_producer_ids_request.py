@@ -1,0 +1,29 @@
+"""AllocateProducerIdsRequest (API key 67), generated from Kafka 3.9's message spec by tools/gen_messages.py.
+
+Do not edit by hand: run the generator again.
+"""
+
+# ruff: noqa
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from protocol.primitives import ZERO_UUID
+from protocol.schema import Field, MessageSchema, StructSchema, Versions
+
+@dataclass(kw_only=True, slots=True)
+class AllocateProducerIdsRequest:
+    broker_id: int = 0
+    broker_epoch: int = -1
+
+
+_AllocateProducerIdsRequest_SCHEMA = StructSchema(
+    AllocateProducerIdsRequest,
+    (
+        Field('broker_id', 'int32', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('broker_epoch', 'int64', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), -1, None),
+    ),
+)
+
+SCHEMA = MessageSchema(67, 'request', 'AllocateProducerIdsRequest', Versions(0, 0), Versions(0, 32767), _AllocateProducerIdsRequest_SCHEMA)

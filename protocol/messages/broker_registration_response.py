@@ -1,0 +1,31 @@
+"""BrokerRegistrationResponse (API key 62), generated from Kafka 3.9's message spec by tools/gen_messages.py.
+
+Do not edit by hand: run the generator again.
+"""
+
+# ruff: noqa
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from protocol.primitives import ZERO_UUID
+from protocol.schema import Field, MessageSchema, StructSchema, Versions
+
+@dataclass(kw_only=True, slots=True)
+class BrokerRegistrationResponse:
+    throttle_time_ms: int = 0
+    error_code: int = 0
+    broker_epoch: int = -1
+
+
+_BrokerRegistrationResponse_SCHEMA = StructSchema(
+    BrokerRegistrationResponse,
+    (
+        Field('throttle_time_ms', 'int32', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('error_code', 'int16', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('broker_epoch', 'int64', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), -1, None),
+    ),
+)
+
+SCHEMA = MessageSchema(62, 'response', 'BrokerRegistrationResponse', Versions(0, 4), Versions(0, 32767), _BrokerRegistrationResponse_SCHEMA)

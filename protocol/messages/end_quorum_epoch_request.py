@@ -1,0 +1,91 @@
+"""EndQuorumEpochRequest (API key 54), generated from Kafka 3.9's message spec by tools/gen_messages.py.
+
+Do not edit by hand: run the generator again.
+"""
+
+# ruff: noqa
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from protocol.primitives import ZERO_UUID
+from protocol.schema import Field, MessageSchema, StructSchema, Versions
+
+@dataclass(kw_only=True, slots=True)
+class ReplicaInfo:
+    candidate_id: int = 0
+    candidate_directory_id: uuid.UUID = ZERO_UUID
+
+
+@dataclass(kw_only=True, slots=True)
+class PartitionData:
+    partition_index: int = 0
+    leader_id: int = 0
+    leader_epoch: int = 0
+    preferred_successors: list[int] = field(default_factory=list)
+    preferred_candidates: list[ReplicaInfo] = field(default_factory=list)
+
+
+@dataclass(kw_only=True, slots=True)
+class TopicData:
+    topic_name: str = ''
+    partitions: list[PartitionData] = field(default_factory=list)
+
+
+@dataclass(kw_only=True, slots=True)
+class LeaderEndpoint:
+    name: str = ''
+    host: str = ''
+    port: int = 0
+
+
+@dataclass(kw_only=True, slots=True)
+class EndQuorumEpochRequest:
+    cluster_id: str | None = None
+    topics: list[TopicData] = field(default_factory=list)
+    leader_endpoints: list[LeaderEndpoint] = field(default_factory=list)
+
+
+_ReplicaInfo_SCHEMA = StructSchema(
+    ReplicaInfo,
+    (
+        Field('candidate_id', 'int32', False, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('candidate_directory_id', 'uuid', False, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), ZERO_UUID, None),
+    ),
+)
+_PartitionData_SCHEMA = StructSchema(
+    PartitionData,
+    (
+        Field('partition_index', 'int32', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('leader_id', 'int32', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('leader_epoch', 'int32', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+        Field('preferred_successors', 'int32', True, Versions(0, 0), Versions(1, 0), None, Versions(1, 0), [], None),
+        Field('preferred_candidates', 'struct', True, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), [], _ReplicaInfo_SCHEMA),
+    ),
+)
+_TopicData_SCHEMA = StructSchema(
+    TopicData,
+    (
+        Field('topic_name', 'string', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), '', None),
+        Field('partitions', 'struct', True, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), [], _PartitionData_SCHEMA),
+    ),
+)
+_LeaderEndpoint_SCHEMA = StructSchema(
+    LeaderEndpoint,
+    (
+        Field('name', 'string', False, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), '', None),
+        Field('host', 'string', False, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), '', None),
+        Field('port', 'uint16', False, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
+    ),
+)
+_EndQuorumEpochRequest_SCHEMA = StructSchema(
+    EndQuorumEpochRequest,
+    (
+        Field('cluster_id', 'string', False, Versions(0, 32767), Versions(0, 32767), None, Versions(1, 0), None, None),
+        Field('topics', 'struct', True, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), [], _TopicData_SCHEMA),
+        Field('leader_endpoints', 'struct', True, Versions(1, 32767), Versions(1, 0), None, Versions(1, 0), [], _LeaderEndpoint_SCHEMA),
+    ),
+)
+
+SCHEMA = MessageSchema(54, 'request', 'EndQuorumEpochRequest', Versions(0, 1), Versions(1, 32767), _EndQuorumEpochRequest_SCHEMA)
