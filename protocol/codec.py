@@ -56,7 +56,7 @@ def _primitive(type_: str, nullable: bool, compact: bool) -> tuple[ReadFn, Write
     if type_ == "float64":
         return Reader.float64, Writer.float64
     if type_ == "bool":
-        return Reader.bool, Writer.bool
+        return Reader.boolean, Writer.boolean
     if type_ == "uuid":
         return Reader.uuid, _write_uuid
     if type_ == "string":

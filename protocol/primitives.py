@@ -70,7 +70,7 @@ class Reader:
         value: float = _F64.unpack_from(self.buf, start)[0]
         return value
 
-    def bool(self) -> bool:
+    def boolean(self) -> bool:
         return self._unpack(_I8) != 0
 
     def uuid(self) -> uuid.UUID:
@@ -178,7 +178,7 @@ class Writer:
     def float64(self, v: float) -> None:
         self.out += _F64.pack(v)
 
-    def bool(self, v: bool) -> None:
+    def boolean(self, v: bool) -> None:
         self.out.append(1 if v else 0)
 
     def uuid(self, v: uuid.UUID) -> None:

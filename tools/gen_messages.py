@@ -131,7 +131,7 @@ class Gen:
                 if is_nullable and "None" not in ann:
                     ann += " | None"
             lines.append(f"    {attr}: {ann} = {dflt_src}")
-            tag = f.get("tag")
+            tag = None if f.get("tag") is None else int(f["tag"])
             tagged = parse_versions(f.get("taggedVersions")) if tag is not None else (1, 0)
             versions = parse_versions(f.get("versions"))
             field_src.append(

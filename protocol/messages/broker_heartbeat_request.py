@@ -30,7 +30,7 @@ _BrokerHeartbeatRequest_SCHEMA = StructSchema(
         Field('current_metadata_offset', 'int64', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), 0, None),
         Field('want_fence', 'bool', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), False, None),
         Field('want_shut_down', 'bool', False, Versions(0, 32767), Versions(1, 0), None, Versions(1, 0), False, None),
-        Field('offline_log_dirs', 'uuid', True, Versions(1, 32767), Versions(1, 0), '0', Versions(1, 32767), [], None),
+        Field('offline_log_dirs', 'uuid', True, Versions(1, 32767), Versions(1, 0), 0, Versions(1, 32767), [], None),
     ),
 )
 
