@@ -1,0 +1,126 @@
+"""A private etcd server per test: free ports on 127.0.0.1, a temporary data dir, stopped by its pid.
+
+Use in a test module::
+
+    @pytest.fixture
+    def etcd() -> Iterator[EtcdProcess]:
+        with running_etcd() as server:
+            yield server
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ETCD_BINARY = shutil.which("etcd")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class EtcdProcess:
+    """One etcd member. ``url`` is what kbroker's ``--metadata`` takes; ``endpoint`` is the HTTP base."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.client_port = free_port()
+        self.peer_port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.client_port}"
+        self.url = f"etcd://127.0.0.1:{self.client_port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = data_dir / "etcd.log"
+
+    def start(self, timeout: float = 20.0) -> None:
+        assert ETCD_BINARY is not None
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        args = [
+            ETCD_BINARY,
+            "--name", "kbroker-test",
+            "--data-dir", str(self.data_dir / "data"),
+            "--listen-client-urls", self.endpoint,
+            "--advertise-client-urls", self.endpoint,
+            "--listen-peer-urls", peer,
+            "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"kbroker-test={peer}",
+            "--initial-cluster-state", "new",
+            "--log-level", "warn",
+        ]  # fmt: skip
+        log_file = self.log_path.open("ab")
+        try:
+            self.process = subprocess.Popen(
+                args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        finally:
+            log_file.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"etcd exited with {self.process.returncode}: {self.log_tail()}")
+            if self.healthy():
+                return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"etcd did not become healthy in {timeout}s: {self.log_tail()}")
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.endpoint + "/health", timeout=1) as response:
+                return b'"true"' in response.read()
+        except OSError:
+            return False
+
+    def pause(self) -> None:
+        """SIGSTOP: etcd stops answering (and so stops refreshing leases) until resume()."""
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.kill(self.process.pid, signal.SIGCONT)  # a paused etcd cannot handle SIGTERM
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def log_tail(self, size: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-size:]
+        except OSError:
+            return ""
+
+
+@contextmanager
+def running_etcd() -> Iterator[EtcdProcess]:
+    """Start a private etcd (skipping the test if etcd is not installed) and stop it on exit."""
+    if ETCD_BINARY is None:
+        pytest.skip("etcd is not installed (apt-get install etcd-server)")
+    with tempfile.TemporaryDirectory(prefix="kbroker-etcd-") as tmp:
+        server = EtcdProcess(Path(tmp))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
