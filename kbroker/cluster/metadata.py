@@ -1,0 +1,447 @@
+"""The cluster metadata model, its etcd key layout and its pure state transitions (no I/O, no trio).
+
+Everything here is plain synchronous code so the rules (who may become leader, who may change the ISR, where a
+new topic's replicas go) can be tested with tables. kbroker.cluster.store applies the results to etcd with
+compare-and-swap transactions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from protocol.errors import ErrorCode
+
+NO_LEADER = -1
+UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
+
+
+# ---- errors ---------------------------------------------------------------------------------------------
+
+
+class MetadataError(Exception):
+    """A metadata change was refused; error_code is what a Kafka response would carry."""
+
+    error_code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+class InvalidReplicationFactor(MetadataError):
+    error_code = ErrorCode.INVALID_REPLICATION_FACTOR
+
+
+class InvalidPartitions(MetadataError):
+    error_code = ErrorCode.INVALID_PARTITIONS
+
+
+class InvalidTopic(MetadataError):
+    error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+class TopicAlreadyExists(MetadataError):
+    error_code = ErrorCode.TOPIC_ALREADY_EXISTS
+
+
+class UnknownTopicOrPartition(MetadataError):
+    error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+class FencedLeaderEpoch(MetadataError):
+    """The proposer's leader_epoch is not the current one: it has been replaced as leader."""
+
+    error_code = ErrorCode.FENCED_LEADER_EPOCH
+
+
+class InvalidUpdateVersion(MetadataError):
+    """The proposer's partition_epoch is stale: the state changed since it read it (KIP-497)."""
+
+    error_code = ErrorCode.INVALID_UPDATE_VERSION
+
+
+class IneligibleReplica(MetadataError):
+    """A replica proposed for the ISR is not a live broker (KIP-841)."""
+
+    error_code = ErrorCode.INELIGIBLE_REPLICA
+
+
+class InvalidRequest(MetadataError):
+    error_code = ErrorCode.INVALID_REQUEST
+
+
+class StaleBrokerEpoch(MetadataError):
+    """The writer's broker registration is gone or was replaced: this process is no longer that broker."""
+
+    error_code = ErrorCode.STALE_BROKER_EPOCH
+
+
+class NotController(MetadataError):
+    """The writer does not hold the controller key with the epoch it claims."""
+
+    error_code = ErrorCode.NOT_CONTROLLER
+
+
+# ---- the model ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """A live broker. broker_epoch is the etcd create_revision of its registration key, as Kafka's ZooKeeper
+    mode used the czxid of the broker znode: a restarted broker always gets a larger epoch."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+    broker_epoch: int = -1
+
+    def to_json(self) -> bytes:
+        return _dump({"node_id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack})
+
+    @classmethod
+    def from_json(cls, data: bytes, broker_epoch: int) -> BrokerRegistration:
+        obj = _load(data)
+        rack = obj.get("rack")
+        return cls(int(obj["node_id"]), str(obj["host"]), int(obj["port"]), None if rack is None else str(rack),
+                   broker_epoch)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ControllerRecord:
+    """Who holds the controller key. controller_epoch is the key's create_revision."""
+
+    node_id: int
+    controller_epoch: int
+
+    def to_json(self) -> bytes:
+        return _dump({"node_id": self.node_id})
+
+    @classmethod
+    def from_json(cls, data: bytes, controller_epoch: int) -> ControllerRecord:
+        return cls(int(_load(data)["node_id"]), controller_epoch)
+
+
+@dataclass(frozen=True)
+class TopicRecord:
+    """A topic as created. The record itself is the creation request: the controller notices partitions in
+    range(partitions) without a state and places them (so raising ``partitions`` adds partitions too)."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    replication_factor: int
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    def unclean_leader_election(self, default: bool = False) -> bool:
+        value = self.configs.get(UNCLEAN_LEADER_ELECTION_CONFIG)
+        return default if value is None else value.strip().lower() == "true"
+
+    def to_json(self) -> bytes:
+        return _dump({
+            "topic_id": str(self.topic_id),
+            "partitions": self.partitions,
+            "replication_factor": self.replication_factor,
+            "configs": dict(self.configs),
+        })  # fmt: skip
+
+    @classmethod
+    def from_json(cls, name: str, data: bytes) -> TopicRecord:
+        obj = _load(data)
+        configs = {str(k): str(v) for k, v in dict(obj.get("configs", {})).items()}
+        return cls(name, uuid.UUID(str(obj["topic_id"])), int(obj["partitions"]), int(obj["replication_factor"]),
+                   configs)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """leader/leader_epoch/isr as in Kafka's LeaderAndIsr; partition_epoch is bumped by every change (KIP-497),
+    so a proposer whose partition_epoch is not the current one is proposing against stale state."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    partition_epoch: int
+
+    def to_json(self) -> bytes:
+        return _dump({
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "isr": list(self.isr),
+            "replicas": list(self.replicas),
+            "partition_epoch": self.partition_epoch,
+        })  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: bytes) -> PartitionState:
+        obj = _load(data)
+        return cls(int(obj["leader"]), int(obj["leader_epoch"]), tuple(int(b) for b in obj["isr"]),
+                   tuple(int(b) for b in obj["replicas"]), int(obj["partition_epoch"]))  # fmt: skip
+
+
+_LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's rule (and it keeps names safe as etcd key segments: no '/')."""
+    if not name or name in (".", "..") or len(name) > 249 or not set(name) <= _LEGAL_TOPIC_CHARS:
+        raise InvalidTopic(f"illegal topic name {name!r}")
+
+
+def initial_partition_state(replicas: tuple[int, ...]) -> PartitionState:
+    """A new partition: the first replica (the preferred one) leads, every replica is in sync (all logs empty)."""
+    return PartitionState(replicas[0], 0, replicas, replicas, 0)
+
+
+# ---- key layout -----------------------------------------------------------------------------------------
+
+
+class KeyLayout:
+    """Where each record lives in etcd, under ``/kbroker/<cluster>/``.
+
+    brokers/<node_id>                 BrokerRegistration, attached to the broker's lease
+    controller                        ControllerRecord, attached to the controller's lease
+    topics/<name>                     TopicRecord
+    partitions/<name>/<partition>     PartitionState
+    """
+
+    def __init__(self, cluster: str = "default") -> None:
+        self.cluster = cluster.strip("/") or "default"
+        self.root = f"/kbroker/{self.cluster}/".encode()
+        self.brokers_prefix = self.root + b"brokers/"
+        self.controller = self.root + b"controller"
+        self.topics_prefix = self.root + b"topics/"
+        self.partitions_prefix = self.root + b"partitions/"
+
+    def broker(self, node_id: int) -> bytes:
+        return self.brokers_prefix + str(node_id).encode()
+
+    def topic(self, name: str) -> bytes:
+        return self.topics_prefix + name.encode()
+
+    def topic_partitions_prefix(self, name: str) -> bytes:
+        return self.partitions_prefix + name.encode() + b"/"
+
+    def partition(self, name: str, partition: int) -> bytes:
+        return self.topic_partitions_prefix(name) + str(partition).encode()
+
+    def parse(self, key: bytes) -> tuple[str, Any] | None:
+        """("broker", node_id) | ("controller", None) | ("topic", name) | ("partition", (name, p)) | None."""
+        if not key.startswith(self.root):
+            return None
+        if key == self.controller:
+            return ("controller", None)
+        try:
+            if key.startswith(self.brokers_prefix):
+                return ("broker", int(key[len(self.brokers_prefix) :]))
+            if key.startswith(self.topics_prefix):
+                return ("topic", key[len(self.topics_prefix) :].decode())
+            if key.startswith(self.partitions_prefix):
+                name, _, index = key[len(self.partitions_prefix) :].decode().rpartition("/")
+                return ("partition", (name, int(index)))
+        except ValueError:
+            return None
+        return None
+
+
+# ---- leader election and ISR changes --------------------------------------------------------------------
+
+
+def elect_leader(
+    state: PartitionState, live_brokers: Collection[int], unclean_allowed: bool
+) -> PartitionState | None:
+    """Pick a new leader, or None if no replica may lead (the partition is then offline).
+
+    Clean election takes the first replica, in assignment order (so the preferred replica first), that is both
+    in the ISR and live: only ISR members are known to have every committed record. Dead brokers leave the ISR.
+    Unclean election (only if the topic allows it) falls back to the first live replica, which may lack
+    committed records; the ISR is then that replica alone. Both bump leader_epoch, so followers and clients of
+    the old leader are fenced, and partition_epoch.
+
+    The caller decides when an election is due; this always chooses afresh (it may re-choose the old leader
+    when that one is live and in the ISR, e.g. after it restarted).
+    """
+    live = set(live_brokers)
+    isr = set(state.isr)
+    for replica in state.replicas:
+        if replica in isr and replica in live:
+            new_isr = tuple(b for b in state.isr if b in live)
+            return _changed(state, leader=replica, leader_epoch=state.leader_epoch + 1, isr=new_isr)
+    if unclean_allowed:
+        for replica in state.replicas:
+            if replica in live:
+                return _changed(state, leader=replica, leader_epoch=state.leader_epoch + 1, isr=(replica,))
+    return None
+
+
+def leader_offline(state: PartitionState) -> PartitionState:
+    """No eligible leader: leader becomes NO_LEADER (bumping leader_epoch to fence the old one). The ISR is kept
+    as the last known set of in-sync replicas, so the first of them to come back can be elected cleanly."""
+    return _changed(state, leader=NO_LEADER, leader_epoch=state.leader_epoch + 1)
+
+
+def remove_from_isr(state: PartitionState, brokers: Collection[int]) -> PartitionState:
+    """The controller's removal of dead or restarted followers from the ISR. The leader stays (an election
+    handles a dead leader), and an offline partition keeps its last known ISR."""
+    if state.leader == NO_LEADER:
+        return state
+    gone = set(brokers) - {state.leader}
+    new_isr = tuple(b for b in state.isr if b not in gone)
+    if new_isr == state.isr:
+        return state
+    return _changed(state, isr=new_isr)
+
+
+def alter_isr(
+    state: PartitionState,
+    *,
+    leader_id: int,
+    leader_epoch: int,
+    partition_epoch: int,
+    new_isr: Collection[int],
+    live_brokers: Collection[int],
+) -> PartitionState:
+    """Validate a leader's proposed ISR as the controller validates AlterPartition (KIP-497, KIP-841).
+
+    The proposal is refused if the proposer is not the leader at leader_epoch (FENCED_LEADER_EPOCH or
+    INVALID_REQUEST), if partition_epoch is stale (INVALID_UPDATE_VERSION: the leader must re-read and
+    re-propose), if the ISR would not contain the leader or names a non-replica (INVALID_REQUEST), or if it adds
+    a broker that is not live (INELIGIBLE_REPLICA). Returns the state unchanged if the ISR is the same.
+    """
+    if leader_epoch != state.leader_epoch:
+        raise FencedLeaderEpoch(f"leader_epoch {leader_epoch} is not the current {state.leader_epoch}")
+    if leader_id != state.leader:
+        raise InvalidRequest(f"broker {leader_id} is not the leader ({state.leader})")
+    if partition_epoch != state.partition_epoch:
+        raise InvalidUpdateVersion(
+            f"partition_epoch {partition_epoch} is not the current {state.partition_epoch}"
+        )
+    proposed = tuple(dict.fromkeys(new_isr))  # drop duplicates, keep the proposer's order
+    if leader_id not in proposed:
+        raise InvalidRequest(f"the ISR {list(proposed)} must contain the leader {leader_id}")
+    strangers = [b for b in proposed if b not in state.replicas]
+    if strangers:
+        raise InvalidRequest(f"brokers {strangers} are not replicas {list(state.replicas)}")
+    live = set(live_brokers)
+    ineligible = [b for b in proposed if b not in state.isr and b not in live]
+    if ineligible:
+        raise IneligibleReplica(f"brokers {ineligible} are not live")
+    if set(proposed) == set(state.isr):
+        return state
+    return _changed(state, isr=proposed)
+
+
+def shrink_isr(
+    state: PartitionState,
+    *,
+    leader_id: int,
+    leader_epoch: int,
+    partition_epoch: int,
+    out_of_sync: Collection[int],
+) -> PartitionState:
+    """The leader removes followers that fell behind (replica.lag.time.max.ms)."""
+    removed = set(out_of_sync)
+    if leader_id in removed:
+        raise InvalidRequest("the leader cannot remove itself from the ISR")
+    new_isr = [b for b in state.isr if b not in removed]
+    return alter_isr(state, leader_id=leader_id, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
+                     new_isr=new_isr, live_brokers=())  # fmt: skip
+
+
+def expand_isr(
+    state: PartitionState,
+    *,
+    leader_id: int,
+    leader_epoch: int,
+    partition_epoch: int,
+    caught_up: int,
+    live_brokers: Collection[int],
+) -> PartitionState:
+    """The leader adds a follower that has caught up to the high watermark."""
+    new_isr = [*state.isr, caught_up] if caught_up not in state.isr else list(state.isr)
+    return alter_isr(state, leader_id=leader_id, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
+                     new_isr=new_isr, live_brokers=live_brokers)  # fmt: skip
+
+
+def _changed(state: PartitionState, **changes: Any) -> PartitionState:
+    return replace(state, partition_epoch=state.partition_epoch + 1, **changes)
+
+
+# ---- replica placement ----------------------------------------------------------------------------------
+
+
+def rendezvous_weight(topic: str, partition: int, node_id: int) -> int:
+    """A stable pseudo-random weight per (topic, partition, broker). blake2b, not hash(): Python salts str
+    hashes per process, and every node must compute the same placement."""
+    digest = hashlib.blake2b(f"{topic}\x00{partition}\x00{node_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def place_partition(
+    topic: str, partition: int, replication_factor: int, live_brokers: Iterable[int | BrokerRegistration]
+) -> tuple[int, ...]:
+    """The replicas of one partition by rendezvous (highest-random-weight) hashing: the brokers with the
+    highest weights, the highest first (the preferred leader).
+
+    Each partition's choice depends only on its own weights, so adding a broker moves a replica only where the
+    new broker out-weighs one of the chosen ones (about replication_factor / brokers of the partitions), and
+    removing a broker moves only the replicas it held. When brokers have racks, one replica per rack is chosen
+    first (in weight order), then the rest by weight.
+    """
+    racks: dict[int, str | None] = {}
+    for broker in live_brokers:
+        if isinstance(broker, BrokerRegistration):
+            racks[broker.node_id] = broker.rack
+        else:
+            racks.setdefault(broker, None)
+    if replication_factor < 1 or replication_factor > len(racks):
+        raise InvalidReplicationFactor(
+            f"replication factor {replication_factor} needs that many live brokers; {len(racks)} are live"
+        )
+    ranked = sorted(racks, key=lambda b: (rendezvous_weight(topic, partition, b), b), reverse=True)
+    chosen: list[int] = []
+    if any(rack is not None for rack in racks.values()):
+        seen_racks: set[str | None] = set()
+        for broker in ranked:
+            if len(chosen) == replication_factor:
+                break
+            if racks[broker] not in seen_racks:
+                seen_racks.add(racks[broker])
+                chosen.append(broker)
+    for broker in ranked:
+        if len(chosen) == replication_factor:
+            break
+        if broker not in chosen:
+            chosen.append(broker)
+    return tuple(chosen)
+
+
+def place_replicas(
+    topic: str,
+    partitions: int | Iterable[int],
+    replication_factor: int,
+    live_brokers: Iterable[int | BrokerRegistration],
+) -> dict[int, tuple[int, ...]]:
+    """Replica assignment for partitions ``range(partitions)`` (or the given partition indexes)."""
+    brokers = list(live_brokers)
+    if isinstance(partitions, int):
+        if partitions < 1:
+            raise InvalidPartitions(f"a topic needs at least one partition, got {partitions}")
+        partitions = range(partitions)
+    return {p: place_partition(topic, p, replication_factor, brokers) for p in partitions}
+
+
+# ---- JSON -----------------------------------------------------------------------------------------------
+
+
+def _dump(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _load(data: bytes) -> dict[str, Any]:
+    obj = json.loads(data)
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    return obj
