@@ -87,12 +87,13 @@ class Reader:
                 raise ProtocolError("truncated varint")
             b = buf[pos]
             pos += 1
+            if shift == 63 and b > 1:
+                # the 10th byte holds bit 63 only: more is a value beyond 64 bits or an 11th byte
+                raise ProtocolError("varint too long")
             result |= (b & 0x7F) << shift
             if not b & 0x80:
                 break
             shift += 7
-            if shift > 63:
-                raise ProtocolError("varint too long")
         self.pos = pos
         return result
 
