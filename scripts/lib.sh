@@ -1,0 +1,46 @@
+# Helpers shared by scripts/serve and scripts/test. Sourced, never run directly.
+# Every step checks a stamp first, so a second run on a prepared machine costs well under a second.
+
+# The Python that makes our venvs. Debian bookworm's python3 is 3.11, the version kafka-python 2.0.2 still
+# runs on (its vendored `six` breaks on 3.12+), so we insist on 3.11 for every venv.
+find_python311() {
+    local candidate
+    for candidate in python3.11 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    echo "error: Python 3.11 not found (looked for python3.11 and python3)" >&2
+    return 1
+}
+
+# ensure_venv DIR: create the venv DIR if it has no python yet.
+ensure_venv() {
+    local dir=$1
+    if [ ! -x "$dir/bin/python" ]; then
+        echo "==> creating $dir"
+        "$(find_python311)" -m venv "$dir"
+        "$dir/bin/python" -m pip install --quiet --upgrade pip
+    fi
+}
+
+# ensure_installed DIR STAMP_NAME KEY PIP_ARGS...: run `pip install PIP_ARGS` in the venv DIR unless the stamp
+# file DIR/STAMP_NAME already holds KEY. KEY is a hash of whatever the install depends on, so editing
+# pyproject.toml (new dependency) triggers exactly one reinstall.
+ensure_installed() {
+    local dir=$1 stamp="$1/$2" key=$3
+    shift 3
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+        return 0
+    fi
+    echo "==> pip install $* (into $dir)"
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
+    echo "$key" >"$stamp"
+}
+
+# The key for an editable install of this project: pyproject.toml decides what gets installed.
+project_key() {
+    sha256sum pyproject.toml | cut -d' ' -f1
+}
