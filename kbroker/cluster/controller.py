@@ -1,0 +1,224 @@
+"""The controller: one node at a time, elected through a lease on etcd's controller key, keeps partition
+leadership and ISRs consistent with the live brokers and places the partitions of new topics.
+
+It is level-triggered: on every change of the cached metadata it compares each partition with the live
+brokers and writes what is due, instead of reacting to individual events. That makes a newly elected
+controller, or one that missed changes while etcd was unreachable, converge the same way.
+
+What is due, per partition (state last written at etcd revision ``rev``):
+- a broker is *failed* for this partition if it is not registered, or registered after ``rev`` (it restarted
+  since the state was written, so it may have lost what the state says it had, as Kafka's controller treats a
+  changed broker epoch);
+- a failed leader (or no leader) is replaced by elect_leader: first from the ISR members that have not
+  failed; failing that from the ISR members that restarted (their logs survived); failing that, only if the
+  topic allows unclean election, from any live replica; otherwise the partition goes offline (leader -1) and
+  keeps its last ISR, so that the first of those to come back is elected cleanly;
+- failed followers leave the ISR; returning brokers are not added back (the leader does that, through
+  AlterPartition, once they have caught up);
+- missing partitions of a topic (a new topic, or CreatePartitions) are placed by rendezvous hashing over the
+  live brokers, the first replica leading.
+
+Every write compares the controller key's create_revision with this controller's epoch, so a controller whose
+lease lapsed cannot overwrite its successor's decisions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import trio
+
+from kbroker.cluster.etcd import EtcdError, EtcdUnavailable
+from kbroker.cluster.metadata import (
+    NO_LEADER,
+    InvalidReplicationFactor,
+    PartitionState,
+    elect_leader,
+    initial_partition_state,
+    leader_offline,
+    place_replicas,
+    remove_from_isr,
+)
+from kbroker.cluster.store import (
+    MAX_TXN_OPS,
+    ClusterSnapshot,
+    LeaseExpired,
+    MetadataStore,
+    PartitionWrite,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Controller:
+    """Run one per broker process: ``nursery.start_soon(Controller(store, node_id).run)`` after the store's
+    cache is running. Each campaigns for the controller key; the winner controls until its lease lapses."""
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        node_id: int,
+        *,
+        lease_ttl: int = 10,
+        retry_interval: float = 1.0,
+        unclean_leader_election_default: bool = False,
+    ) -> None:
+        self.store = store
+        self.node_id = node_id
+        self.lease_ttl = lease_ttl
+        self.retry_interval = retry_interval
+        self.unclean_leader_election_default = unclean_leader_election_default
+        self.controller_epoch: int | None = None
+        """The epoch while this node is the active controller, else None."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        backoff = 0.1
+        while True:
+            try:
+                await self._campaign_once()
+                backoff = 0.1
+            except EtcdUnavailable as exc:
+                log.warning("controller %d: etcd unavailable: %s", self.node_id, exc)
+                await trio.sleep(backoff)
+                backoff = min(2 * backoff, 2.0)
+
+    async def _campaign_once(self) -> None:
+        lease = await self.store.client.lease_grant(self.lease_ttl)
+        try:
+            won, record = await self.store.campaign(self.node_id, lease.id)
+            if not won or record is None:
+                await self.store.revoke_lease(lease.id)
+                if record is not None:
+                    # Wait for the holder's key to go (its lease lapsed or was revoked). Catch up with its
+                    # creation first, or a lagging cache would show no controller and make us spin.
+                    holder_epoch = record.controller_epoch
+                    await self.store.wait_for_revision(holder_epoch)
+                    await self.store.wait_until(
+                        lambda s: s.controller is None or s.controller.controller_epoch != holder_epoch
+                    )
+                return
+            log.info("node %d is the controller, epoch %d", self.node_id, record.controller_epoch)
+            with trio.CancelScope() as scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._hold_lease, lease.id, scope)
+                    await self._control(record.controller_epoch)
+        finally:
+            self.controller_epoch = None
+            await self.store.revoke_lease(lease.id)
+
+    async def _hold_lease(self, lease_id: int, scope: trio.CancelScope) -> None:
+        try:
+            await self.store.keep_alive(lease_id, self.lease_ttl)
+        except LeaseExpired as exc:
+            log.warning("controller %d lost its lease: %s", self.node_id, exc)
+        finally:
+            scope.cancel()
+
+    async def _control(self, epoch: int) -> None:
+        # Act only on a cache that includes our own controller key, so we never decide on older state.
+        snapshot = await self.store.wait_for_revision(epoch)
+        self.controller_epoch = epoch
+        while True:
+            try:
+                outcome = await self.reconcile(snapshot, epoch)
+            except EtcdError as exc:
+                log.warning("controller %d: write failed: %s", self.node_id, exc)
+                outcome = False
+            if outcome is None:
+                log.warning("controller %d: fenced, epoch %d is over", self.node_id, epoch)
+                return
+            if outcome:
+                snapshot = await self.store.wait_for_change(snapshot.revision)
+            else:
+                # A compare failed (our cache lagged) or etcd hiccuped: retry on the next change, or soon.
+                with trio.move_on_after(self.retry_interval):
+                    await self.store.wait_for_change(snapshot.revision)
+                snapshot = self.store.snapshot()
+
+    async def reconcile(self, snapshot: ClusterSnapshot, epoch: int) -> bool | None:
+        """Write every change due in this snapshot. True: all written (or nothing due); False: some writes
+        lost a race and must be recomputed from newer metadata; None: fenced (no longer the controller)."""
+        writes = list(self.changes_due(snapshot))
+        all_written = True
+        for batch in _batches(writes):
+            outcome = await self.store.write_partitions(epoch, batch)
+            if outcome is None:
+                return None
+            if outcome:
+                continue
+            # One stale partition spoils a batch: write the rest one by one.
+            for write in batch:
+                single = await self.store.write_partitions(epoch, [write])
+                if single is None:
+                    return None
+                all_written = all_written and single
+        return all_written
+
+    def changes_due(self, snapshot: ClusterSnapshot) -> Iterator[PartitionWrite]:
+        """The partition writes this snapshot calls for (pure: no I/O)."""
+        for name, topic in snapshot.topics.items():
+            topic_revision = snapshot.topic_revisions[name]
+            states = snapshot.partitions.get(name, {})
+            missing = [p for p in range(topic.partitions) if p not in states]
+            if missing:
+                try:
+                    assignment = place_replicas(
+                        name, missing, topic.replication_factor, snapshot.brokers.values()
+                    )
+                except InvalidReplicationFactor as exc:
+                    log.warning("cannot place partitions of %s yet: %s", name, exc)
+                    assignment = {}
+                for p, replicas in assignment.items():
+                    leader = replicas[0]
+                    yield PartitionWrite(
+                        name,
+                        p,
+                        initial_partition_state(replicas),
+                        0,
+                        topic_revision,
+                        {leader: snapshot.brokers[leader].broker_epoch},
+                    )
+            unclean = topic.unclean_leader_election(self.unclean_leader_election_default)
+            for p, state in states.items():
+                revision = snapshot.partition_revision(name, p)
+                new_state = self.next_state(snapshot, state, revision, unclean)
+                if new_state is None or new_state == state:
+                    continue
+                epochs = {}
+                if new_state.leader != NO_LEADER:
+                    epochs[new_state.leader] = snapshot.brokers[new_state.leader].broker_epoch
+                yield PartitionWrite(name, p, new_state, revision, topic_revision, epochs)
+
+    @staticmethod
+    def next_state(
+        snapshot: ClusterSnapshot, state: PartitionState, revision: int, unclean: bool
+    ) -> PartitionState | None:
+        """What the controller makes of one partition (None: nothing to do)."""
+        live = snapshot.live_brokers()
+        unchanged = snapshot.brokers_registered_before(revision)
+        if state.leader == NO_LEADER or state.leader not in unchanged:
+            elected = elect_leader(state, unchanged, False) or elect_leader(state, live, unclean)
+            if elected is not None:
+                return elected
+            if state.leader == NO_LEADER:
+                return None
+            return leader_offline(state)
+        failed = [b for b in state.isr if b not in unchanged]
+        return remove_from_isr(state, failed)
+
+
+def _batches(writes: list[PartitionWrite]) -> Iterator[list[PartitionWrite]]:
+    """Group writes so that no transaction exceeds etcd's limit on compares and operations."""
+    batch: list[PartitionWrite] = []
+    compares = 1
+    for write in writes:
+        cost = 2 + len(write.broker_epochs)
+        if batch and (compares + cost > MAX_TXN_OPS or len(batch) + 1 > MAX_TXN_OPS):
+            yield batch
+            batch, compares = [], 1
+        batch.append(write)
+        compares += cost
+    if batch:
+        yield batch

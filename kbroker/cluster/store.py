@@ -1,0 +1,576 @@
+"""The etcd-backed cluster metadata store: broker registration, controller election, guarded writes, and a
+watch-driven local cache that the broker reads synchronously.
+
+Every write is one etcd transaction whose compares encode who may make it:
+- a broker registration is created only if absent, attached to the broker's lease (it vanishes when the
+  broker stops refreshing the lease); its create_revision is the broker epoch;
+- the controller key is created only if absent, attached to the controller's lease; its create_revision is
+  the controller epoch, and every controller write compares it, so a controller whose lease lapsed (the key is
+  gone or belongs to a successor) cannot write;
+- a partition state is replaced only if its mod_revision is the one the writer read (every write bumps
+  partition_epoch, so this is the partition_epoch check of KIP-497), so a stale writer fails;
+- a leader's ISR change also compares its own registration's create_revision with its broker epoch, so a
+  broker whose lease lapsed cannot change the ISR even before the controller has reacted.
+
+Use: ``store = MetadataStore.from_url("etcd://127.0.0.1:2379")``, then ``await nursery.start(store.run)``
+(returns once the cache holds the current state), then ``store.snapshot()`` at any time.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import trio
+
+from kbroker.cluster.etcd import (
+    Compacted,
+    Compare,
+    Delete,
+    EtcdClient,
+    EtcdError,
+    EtcdUnavailable,
+    Get,
+    KeyValue,
+    LeaseNotFound,
+    Put,
+    RangeResult,
+    WatchResponse,
+    create_revision_is,
+    key_absent,
+    key_present,
+    mod_revision_is,
+    parse_etcd_url,
+    prefix_range_end,
+)
+from kbroker.cluster.metadata import (
+    BrokerRegistration,
+    ControllerRecord,
+    InvalidPartitions,
+    InvalidReplicationFactor,
+    KeyLayout,
+    PartitionState,
+    StaleBrokerEpoch,
+    TopicAlreadyExists,
+    TopicRecord,
+    UnknownTopicOrPartition,
+    alter_isr,
+    validate_topic_name,
+)
+
+log = logging.getLogger(__name__)
+
+# etcd refuses a transaction with more than --max-txn-ops (128 by default) compares or operations.
+MAX_TXN_OPS = 120
+_PAGE_SIZE = 1000
+
+
+class LeaseExpired(Exception):
+    """Our lease is gone (or could not be refreshed for a whole TTL): the registration or the controllership
+    it held is lost, and this process must stop acting on it."""
+
+
+class BrokerIdInUse(Exception):
+    """Another live process holds the registration of this node id."""
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    """An immutable view of the whole cluster metadata as of etcd revision ``revision``. Do not mutate."""
+
+    revision: int
+    brokers: Mapping[int, BrokerRegistration]
+    controller: ControllerRecord | None
+    topics: Mapping[str, TopicRecord]
+    topic_revisions: Mapping[str, int]
+    """create_revision of each topic key: it tells a topic from a deleted and re-created one of the same name."""
+    partitions: Mapping[str, Mapping[int, PartitionState]]
+    partition_revisions: Mapping[str, Mapping[int, int]]
+    """mod_revision of each partition key: the etcd revision of the last change of that state."""
+
+    def partition(self, topic: str, partition: int) -> PartitionState | None:
+        return self.partitions.get(topic, {}).get(partition)
+
+    def partition_revision(self, topic: str, partition: int) -> int:
+        return self.partition_revisions.get(topic, {}).get(partition, 0)
+
+    def live_brokers(self) -> set[int]:
+        return set(self.brokers)
+
+    def brokers_registered_before(self, revision: int) -> set[int]:
+        """Live brokers whose current registration is older than ``revision``. A broker registered after a
+        partition state was written has restarted since then: its role in that state is not its own."""
+        return {b for b, reg in self.brokers.items() if reg.broker_epoch < revision}
+
+    def is_leader(self, topic: str, partition: int, node_id: int, broker_epoch: int) -> bool:
+        """Whether this incarnation (node_id at broker_epoch) leads the partition. A restarted broker does not
+        resume a leadership from before its restart: it waits for the controller to elect it again."""
+        state = self.partition(topic, partition)
+        return (
+            state is not None
+            and state.leader == node_id
+            and broker_epoch < self.partition_revision(topic, partition)
+            and node_id in self.brokers
+            and self.brokers[node_id].broker_epoch == broker_epoch
+        )
+
+    def topic_complete(self, name: str) -> bool:
+        """The topic exists and every one of its partitions has a state (the controller has placed them)."""
+        topic = self.topics.get(name)
+        return topic is not None and len(self.partitions.get(name, {})) >= topic.partitions
+
+
+@dataclass(frozen=True)
+class PartitionWrite:
+    """One controller change of a partition state, with what it must still be true for it to apply."""
+
+    topic: str
+    partition: int
+    state: PartitionState
+    expected_mod_revision: int
+    """mod_revision of the state the change was computed from; 0 creates the partition."""
+    topic_create_revision: int
+    broker_epochs: Mapping[int, int] = field(default_factory=dict)
+    """Brokers (e.g. a new leader) whose registration must still be the one the change was computed from."""
+
+
+class MetadataStore:
+    def __init__(self, client: EtcdClient, cluster: str = "default", *, owns_client: bool = True) -> None:
+        self.client = client
+        self.keys = KeyLayout(cluster)
+        self._owns_client = owns_client
+        self._revision = 0
+        self._brokers: dict[int, BrokerRegistration] = {}
+        self._controller: ControllerRecord | None = None
+        self._topics: dict[str, TopicRecord] = {}
+        self._topic_revisions: dict[str, int] = {}
+        self._partitions: dict[str, dict[int, PartitionState]] = {}
+        self._partition_revisions: dict[str, dict[int, int]] = {}
+        self._dirty_topics: set[str] = set()
+        self._snapshot: ClusterSnapshot | None = None  # None: rebuild on the next snapshot()
+        self._last_snapshot: ClusterSnapshot | None = None  # its unchanged topics are shared by the next one
+        self._changed = trio.Event()
+        self._loaded = False
+
+    @classmethod
+    def from_url(cls, url: str, *, request_timeout: float = 5.0) -> MetadataStore:
+        """``etcd://HOST:PORT[,HOST:PORT...][/CLUSTER]``: the cluster name defaults to "default"."""
+        endpoints, cluster = parse_etcd_url(url)
+        return cls(EtcdClient(endpoints, request_timeout=request_timeout), cluster or "default")
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.client.aclose()
+
+    # ---- the cache -----------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Load the current metadata, then follow etcd's changes forever. Signals started once loaded."""
+        backoff = 0.1
+        while not self._loaded:
+            try:
+                await self._reload()
+            except EtcdUnavailable as exc:
+                log.warning("metadata store cannot read etcd yet: %s", exc)
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+        task_status.started()
+        backoff = 0.1
+        while True:
+            try:
+                async with self.client.watch(
+                    self.keys.root, prefix=True, start_revision=self._revision + 1
+                ) as stream:
+                    backoff = 0.1
+                    async for response in stream:
+                        self._apply(response)
+            except Compacted:
+                # We fell behind etcd's history (e.g. disconnected across a compaction): read everything again.
+                log.info("metadata watch compacted at revision %d; reloading", self._revision)
+                await self._reload_retrying()
+            except EtcdUnavailable as exc:
+                log.warning("metadata watch lost (%s); resuming from revision %d", exc, self._revision + 1)
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+
+    def snapshot(self) -> ClusterSnapshot:
+        """The current cached metadata. Cheap: rebuilt only after a change, and sharing unchanged topics."""
+        if self._snapshot is None:
+            previous = self._last_snapshot
+            previous_partitions = previous.partitions if previous is not None else {}
+            previous_revisions = previous.partition_revisions if previous is not None else {}
+            partitions: dict[str, Mapping[int, PartitionState]] = {}
+            revisions: dict[str, Mapping[int, int]] = {}
+            for name, states in self._partitions.items():
+                if name in self._dirty_topics or name not in previous_partitions:
+                    partitions[name] = dict(states)
+                    revisions[name] = dict(self._partition_revisions[name])
+                else:
+                    partitions[name] = previous_partitions[name]
+                    revisions[name] = previous_revisions[name]
+            self._snapshot = ClusterSnapshot(
+                revision=self._revision,
+                brokers=dict(self._brokers),
+                controller=self._controller,
+                topics=dict(self._topics),
+                topic_revisions=dict(self._topic_revisions),
+                partitions=partitions,
+                partition_revisions=revisions,
+            )
+            self._dirty_topics.clear()
+            self._last_snapshot = self._snapshot
+        return self._snapshot
+
+    async def wait_for_change(self, after_revision: int) -> ClusterSnapshot:
+        """Wait until the cache is newer than ``after_revision`` (e.g. a snapshot's revision)."""
+        while self._revision <= after_revision:
+            await self._changed.wait()
+        return self.snapshot()
+
+    async def wait_for_revision(self, revision: int) -> ClusterSnapshot:
+        """Wait until the cache has caught up with ``revision`` (e.g. that of one's own write)."""
+        return await self.wait_for_change(revision - 1)
+
+    async def wait_until(self, predicate: Callable[[ClusterSnapshot], bool]) -> ClusterSnapshot:
+        """Wait until the cached metadata satisfies predicate; wrap in trio.move_on_after for a deadline."""
+        snapshot = self.snapshot()
+        while not predicate(snapshot):
+            snapshot = await self.wait_for_change(snapshot.revision)
+        return snapshot
+
+    async def _reload_retrying(self) -> None:
+        backoff = 0.1
+        while True:
+            try:
+                await self._reload()
+                return
+            except EtcdUnavailable as exc:
+                log.warning("metadata reload failed: %s", exc)
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+
+    async def _reload(self) -> None:
+        """Read every key under the cluster root at one revision, in pages, and replace the cache."""
+        end = prefix_range_end(self.keys.root)
+        start = self.keys.root
+        revision = 0
+        kvs: list[KeyValue] = []
+        while True:
+            page: RangeResult = await self.client.range(start, end, revision=revision, limit=_PAGE_SIZE)
+            revision = revision or page.revision
+            kvs.extend(page.kvs)
+            if not page.more or not page.kvs:
+                break
+            start = page.kvs[-1].key + b"\x00"
+        self._brokers.clear()
+        self._controller = None
+        self._topics.clear()
+        self._topic_revisions.clear()
+        self._partitions.clear()
+        self._partition_revisions.clear()
+        self._snapshot = None
+        for kv in kvs:
+            self._put(kv)
+        self._dirty_topics = set(self._partitions)
+        self._revision = revision
+        self._loaded = True
+        self._notify()
+
+    def _apply(self, response: WatchResponse) -> None:
+        for event in response.events:
+            if event.type == "PUT":
+                self._put(event.kv)
+            else:
+                self._delete(event.kv.key)
+            self._revision = max(self._revision, event.kv.mod_revision)
+        self._revision = max(self._revision, response.revision)
+        self._snapshot = None
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def _put(self, kv: KeyValue) -> None:
+        parsed = self.keys.parse(kv.key)
+        if parsed is None:
+            return
+        kind, ident = parsed
+        try:
+            if kind == "broker":
+                self._brokers[ident] = BrokerRegistration.from_json(kv.value, kv.create_revision)
+            elif kind == "controller":
+                self._controller = ControllerRecord.from_json(kv.value, kv.create_revision)
+            elif kind == "topic":
+                self._topics[ident] = TopicRecord.from_json(ident, kv.value)
+                self._topic_revisions[ident] = kv.create_revision
+            elif kind == "partition":
+                name, index = ident
+                self._partitions.setdefault(name, {})[index] = PartitionState.from_json(kv.value)
+                self._partition_revisions.setdefault(name, {})[index] = kv.mod_revision
+                self._dirty_topics.add(name)
+        except (ValueError, KeyError, TypeError) as exc:
+            # A value we cannot read must not take the broker down; it is logged and left out of the cache.
+            log.error("ignoring unreadable metadata at %r: %r", kv.key, exc)
+
+    def _delete(self, key: bytes) -> None:
+        parsed = self.keys.parse(key)
+        if parsed is None:
+            return
+        kind, ident = parsed
+        if kind == "broker":
+            self._brokers.pop(ident, None)
+        elif kind == "controller":
+            self._controller = None
+        elif kind == "topic":
+            self._topics.pop(ident, None)
+            self._topic_revisions.pop(ident, None)
+        elif kind == "partition":
+            name, index = ident
+            states = self._partitions.get(name, {})
+            states.pop(index, None)
+            self._partition_revisions.get(name, {}).pop(index, None)
+            if not states:
+                self._partitions.pop(name, None)
+                self._partition_revisions.pop(name, None)
+            self._dirty_topics.add(name)
+
+    # ---- leases --------------------------------------------------------------------------------------
+
+    async def keep_alive(self, lease_id: int, ttl: int) -> None:
+        """Refresh the lease every ttl/3 seconds, forever. Raises LeaseExpired when etcd says it is gone, or
+        when it could not be refreshed for a whole ttl: then it may have lapsed, and acting as its holder
+        would be unsafe."""
+        last_refresh = trio.current_time()
+        while True:
+            await trio.sleep(ttl / 3)
+            try:
+                await self.client.lease_keepalive(lease_id)
+                last_refresh = trio.current_time()
+            except LeaseNotFound as exc:
+                raise LeaseExpired(f"lease {lease_id:x} expired") from exc
+            except EtcdUnavailable as exc:
+                if trio.current_time() - last_refresh >= ttl:
+                    raise LeaseExpired(f"lease {lease_id:x} not refreshed for {ttl}s") from exc
+                log.warning("lease %x keepalive failed: %s", lease_id, exc)
+
+    async def revoke_lease(self, lease_id: int) -> None:
+        """Revoke a lease (deleting its keys), best effort and even while being cancelled."""
+        with trio.CancelScope(shield=True), trio.move_on_after(2):
+            try:
+                await self.client.lease_revoke(lease_id)
+            except EtcdError as exc:
+                log.info("could not revoke lease %x: %s", lease_id, exc)
+
+    # ---- brokers -------------------------------------------------------------------------------------
+
+    async def register_broker(
+        self,
+        registration: BrokerRegistration,
+        *,
+        ttl: int = 10,
+        revoke_on_exit: bool = True,
+        task_status: trio.TaskStatus[BrokerRegistration] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Register this broker under a lease and keep the lease alive until cancelled.
+
+        ``await nursery.start(store.register_broker, BrokerRegistration(id, host, port, rack))`` returns the
+        registration with its broker_epoch. If a previous incarnation's key is still there (it crashed and its
+        lease has not lapsed yet), this waits up to two TTLs for it to go, then raises BrokerIdInUse. Raises
+        LeaseExpired if the lease is lost later. On cancellation the lease is revoked (a clean shutdown: the
+        controller moves leadership at once) unless revoke_on_exit is False (used by tests to simulate a
+        crash: the key lingers until the TTL runs out).
+        """
+        key = self.keys.broker(registration.node_id)
+        deadline = trio.current_time() + 2 * ttl + 1
+        while True:
+            # A fresh lease per attempt: one granted before a long wait would lapse during it.
+            lease = await self.client.lease_grant(ttl)
+            registered_at = 0
+            try:
+                result = await self.client.txn(
+                    [key_absent(key)], [Put(key, registration.to_json(), lease.id)], [Get(key)]
+                )
+                registered_at = result.revision if result.succeeded else 0
+            finally:
+                if not registered_at:
+                    await self.revoke_lease(lease.id)
+            if registered_at:
+                break
+            if trio.current_time() >= deadline:
+                raise BrokerIdInUse(f"broker {registration.node_id} is registered by another live process")
+            await trio.sleep(0.2)
+        try:
+            registered = replace(registration, broker_epoch=registered_at)
+            log.info("registered broker %d with broker epoch %d", registration.node_id, registered_at)
+            task_status.started(registered)
+            await self.keep_alive(lease.id, ttl)
+        finally:
+            if revoke_on_exit:
+                await self.revoke_lease(lease.id)
+
+    # ---- the controller key --------------------------------------------------------------------------
+
+    async def campaign(self, node_id: int, lease_id: int) -> tuple[bool, ControllerRecord | None]:
+        """Try to become the controller: create the controller key, attached to lease_id, if it is absent.
+
+        Returns (True, our record with the controller epoch) if this node won, else (False, the holder's
+        record, or None if the holder's key vanished in between)."""
+        key = self.keys.controller
+        result = await self.client.txn(
+            [key_absent(key)], [Put(key, ControllerRecord(node_id, 0).to_json(), lease_id)], [Get(key)]
+        )
+        if result.succeeded:
+            return True, ControllerRecord(node_id, result.revision)
+        current = result.responses[0]
+        assert isinstance(current, RangeResult)
+        if not current.kvs:
+            return False, None
+        return False, ControllerRecord.from_json(current.kvs[0].value, current.kvs[0].create_revision)
+
+    def controller_fence(self, controller_epoch: int) -> Compare:
+        """The compare that makes a write conditional on still being the controller of that epoch."""
+        return create_revision_is(self.keys.controller, controller_epoch)
+
+    async def write_partitions(self, controller_epoch: int, writes: Sequence[PartitionWrite]) -> bool | None:
+        """The controller's partition changes in one transaction: all apply or none.
+
+        Returns True if applied, False if some partition, topic or broker changed in the meantime (re-read and
+        recompute), None if this node is no longer the controller of that epoch (stop)."""
+        if not writes:
+            return True
+        compares = [self.controller_fence(controller_epoch)]
+        puts: list[Put | Get | Delete] = []
+        brokers: dict[int, int] = {}
+        topics: dict[str, int] = {}
+        for write in writes:
+            key = self.keys.partition(write.topic, write.partition)
+            compares.append(mod_revision_is(key, write.expected_mod_revision))
+            topics[write.topic] = write.topic_create_revision
+            brokers.update(write.broker_epochs)
+            puts.append(Put(key, write.state.to_json()))
+        compares += [create_revision_is(self.keys.topic(t), rev) for t, rev in topics.items()]
+        compares += [create_revision_is(self.keys.broker(b), epoch) for b, epoch in brokers.items()]
+        result = await self.client.txn(compares, puts, [Get(self.keys.controller)])
+        if result.succeeded:
+            return True
+        current = result.responses[0]
+        assert isinstance(current, RangeResult)
+        if not current.kvs or current.kvs[0].create_revision != controller_epoch:
+            return None
+        return False
+
+    # ---- topics --------------------------------------------------------------------------------------
+
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: Mapping[str, str] | None = None,
+        *,
+        topic_id: uuid.UUID | None = None,
+    ) -> TopicRecord:
+        """Create a topic record; the controller then places its partitions (wait with wait_for_topic).
+
+        Raises InvalidTopic, InvalidPartitions, InvalidReplicationFactor (more replicas than live brokers in
+        this node's view) or TopicAlreadyExists.
+        """
+        validate_topic_name(name)
+        if partitions < 1:
+            raise InvalidPartitions(f"a topic needs at least one partition, got {partitions}")
+        live = len(self.snapshot().brokers)
+        if replication_factor < 1 or replication_factor > live:
+            raise InvalidReplicationFactor(
+                f"replication factor {replication_factor} needs that many live brokers; {live} are live"
+            )
+        record = TopicRecord(
+            name, topic_id or uuid.uuid4(), partitions, replication_factor, dict(configs or {})
+        )
+        key = self.keys.topic(name)
+        result = await self.client.txn([key_absent(key)], [Put(key, record.to_json())])
+        if not result.succeeded:
+            raise TopicAlreadyExists(f"topic {name!r} already exists")
+        return record
+
+    async def create_partitions(self, name: str, total: int) -> TopicRecord:
+        """Raise a topic's partition count (CreatePartitions); the controller places the new partitions."""
+        key = self.keys.topic(name)
+        kv = await self.client.get(key)
+        if kv is None:
+            raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
+        record = TopicRecord.from_json(name, kv.value)
+        if total <= record.partitions:
+            raise InvalidPartitions(f"topic {name!r} has {record.partitions} partitions; {total} is not more")
+        updated = replace(record, partitions=total)
+        result = await self.client.txn([mod_revision_is(key, kv.mod_revision)], [Put(key, updated.to_json())])
+        if not result.succeeded:
+            raise InvalidPartitions(f"topic {name!r} changed concurrently; retry")
+        return updated
+
+    async def delete_topic(self, name: str) -> None:
+        """Delete a topic record and all its partition states in one transaction."""
+        key = self.keys.topic(name)
+        prefix = self.keys.topic_partitions_prefix(name)
+        result = await self.client.txn(
+            [key_present(key)], [Delete(key), Delete(prefix, prefix_range_end(prefix))]
+        )
+        if not result.succeeded:
+            raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
+
+    async def wait_for_topic(self, name: str) -> ClusterSnapshot:
+        """Wait until the topic exists with every partition placed."""
+        return await self.wait_until(lambda s: s.topic_complete(name))
+
+    # ---- leader-proposed ISR changes (AlterPartition) --------------------------------------------------
+
+    async def alter_partition(
+        self,
+        topic: str,
+        partition: int,
+        *,
+        leader_id: int,
+        broker_epoch: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: Collection[int],
+    ) -> PartitionState:
+        """A leader's ISR change, validated like AlterPartition and written only if nothing moved since.
+
+        The state is read from etcd (not the cache) so a fresh proposal is judged against the truth. Raises
+        UnknownTopicOrPartition, FencedLeaderEpoch, InvalidRequest, InvalidUpdateVersion (re-read and
+        re-propose), IneligibleReplica, or StaleBrokerEpoch (this incarnation's registration is gone).
+        Returns the new state (the same state if the ISR did not change).
+        """
+        key = self.keys.partition(topic, partition)
+        leader_key = self.keys.broker(leader_id)
+        for _attempt in range(5):
+            kv = await self.client.get(key)
+            if kv is None:
+                raise UnknownTopicOrPartition(f"{topic}-{partition} does not exist")
+            state = PartitionState.from_json(kv.value)
+            brokers = self.snapshot().brokers
+            new_state = alter_isr(
+                state,
+                leader_id=leader_id,
+                leader_epoch=leader_epoch,
+                partition_epoch=partition_epoch,
+                new_isr=new_isr,
+                live_brokers=brokers,
+            )
+            if new_state is state:
+                return state
+            compares = [mod_revision_is(key, kv.mod_revision), create_revision_is(leader_key, broker_epoch)]
+            for added in set(new_state.isr) - set(state.isr):
+                compares.append(create_revision_is(self.keys.broker(added), brokers[added].broker_epoch))
+            result = await self.client.txn(compares, [Put(key, new_state.to_json())], [Get(leader_key)])
+            if result.succeeded:
+                return new_state
+            current = result.responses[0]
+            assert isinstance(current, RangeResult)
+            if not current.kvs or current.kvs[0].create_revision != broker_epoch:
+                raise StaleBrokerEpoch(f"broker {leader_id} at epoch {broker_epoch} is no longer registered")
+            # The partition or an added broker changed between our read and our write: judge again.
+        raise EtcdUnavailable(f"AlterPartition of {topic}-{partition} kept racing; giving up", 14)
