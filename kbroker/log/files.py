@@ -1,0 +1,43 @@
+"""Small file helpers with the durability each caller needs spelled out."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TMP_SUFFIX = ".tmp"
+
+
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """os.write may write less than asked (a full disk, a signal); loop until everything is written."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def replace_file(path: Path, data: bytes, *, fsync: bool = True, fsync_dir: bool = False) -> None:
+    """Replace `path` atomically through a temporary file and a rename, so readers and crashes see the old content
+    or the new, never a mix. `fsync` makes the new content durable before the rename; `fsync_dir` makes the rename
+    itself durable (callers writing several files do that once instead).
+    """
+    tmp = path.with_name(path.name + TMP_SUFFIX)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        write_all(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    if fsync_dir:
+        fsync_directory(path.parent)
+
+
+def fsync_directory(path: Path) -> None:
+    """Make creations, renames and deletions of the directory's entries durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

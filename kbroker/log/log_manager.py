@@ -1,0 +1,130 @@
+"""Every partition log under the data directory: `<data_dir>/<topic>-<partition>/`.
+
+A deleted partition's directory is first renamed to `<topic>-<partition>.<uuid>-delete` (one atomic step, so a
+crash never leaves a half-deleted log that looks live), then removed; leftovers are removed at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from kbroker.log.config import LogConfig
+from kbroker.log.files import fsync_directory
+from kbroker.log.partition_log import PartitionLog
+
+logger = logging.getLogger(__name__)
+
+DELETE_SUFFIX = "-delete"
+# Kafka's producer.id.expiration.ms default: forget idempotent producers idle for a day.
+DEFAULT_PRODUCER_ID_EXPIRATION_MS = 24 * 3600 * 1000
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory name; topics may contain '-', the partition is after the last."""
+    topic, dash, partition = name.rpartition("-")
+    if not dash or not topic or not partition.isdigit():
+        return None
+    return topic, int(partition)
+
+
+class LogManager:
+    def __init__(
+        self,
+        data_dir: Path,
+        default_config: LogConfig,
+        topic_configs: Mapping[str, LogConfig] | None = None,
+        now_ms: int | None = None,
+        producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    ) -> None:
+        """Open (and recover) every partition directory under data_dir, with its topic's config from
+        topic_configs, or default_config.
+        """
+        self.data_dir = data_dir
+        self.default_config = default_config
+        self.producer_id_expiration_ms = producer_id_expiration_ms
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        data_dir.mkdir(parents=True, exist_ok=True)
+        now = _now_ms() if now_ms is None else now_ms
+        configs = topic_configs or {}
+        for name in sorted(os.listdir(data_dir)):
+            path = data_dir / name
+            if not path.is_dir():
+                continue
+            if name.endswith(DELETE_SUFFIX):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            parsed = parse_partition_dir_name(name)
+            if parsed is None:
+                continue
+            self._logs[parsed] = PartitionLog.open(path, configs.get(parsed[0], default_config), now)
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def __iter__(self) -> Iterator[PartitionLog]:
+        return iter(list(self._logs.values()))
+
+    def partitions(self) -> list[tuple[str, int]]:
+        return sorted(self._logs)
+
+    def create(
+        self, topic: str, partition: int, config: LogConfig, now_ms: int | None = None
+    ) -> PartitionLog:
+        """Open the partition's log, creating its directory; an existing log is returned as it is."""
+        existing = self._logs.get((topic, partition))
+        if existing is not None:
+            return existing
+        log = PartitionLog.open(
+            self.data_dir / partition_dir_name(topic, partition),
+            config,
+            _now_ms() if now_ms is None else now_ms,
+        )
+        # The new directory entry must survive a crash, or the partition would vanish with the data written to it.
+        fsync_directory(self.data_dir)
+        self._logs[(topic, partition)] = log
+        return log
+
+    def update_config(self, topic: str, config: LogConfig) -> None:
+        """New topic configs (AlterConfigs) apply from the next append, roll and retention pass."""
+        for (log_topic, _), log in self._logs.items():
+            if log_topic == topic:
+                log.config = config
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """Close and delete the partition's log; returns whether it existed."""
+        log = self._logs.pop((topic, partition), None)
+        if log is None:
+            return False
+        log.close(clean=False)
+        doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+        os.rename(log.directory, doomed)
+        fsync_directory(self.data_dir)
+        shutil.rmtree(doomed, ignore_errors=True)
+        return True
+
+    def retention_pass(self, now_ms: int) -> int:
+        """Apply retention to every log and forget idle producers; returns the number of segments deleted."""
+        deleted = 0
+        for log in self:
+            deleted += log.apply_retention(now_ms)
+            log.producer_state.remove_expired(now_ms, self.producer_id_expiration_ms)
+        return deleted
+
+    def close_all(self) -> None:
+        for log in self:
+            log.close()
+        self._logs.clear()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,765 @@
+"""The log of one partition: a directory `<topic>-<partition>` of segments, recovered on open.
+
+Plain synchronous code, called from the trio thread: every method runs to completion without another task
+interleaving, so no locks are needed around log state. The one exception is the fsync work of a flush, which the
+group committer runs in a worker thread on a `FlushPlan` (duplicated file descriptors and sealed segments); see
+`begin_flush`.
+
+Offsets: `log_start_offset` is the first offset a consumer may read, `log_end_offset` the next offset to assign,
+`high_watermark` the end of what consumers may see (set by the broker once a write is acknowledged as the durability
+policy says), `recovery_point` the end of what is fsynced.
+
+Reads return bytes read with os.pread (not sendfile): simple, and fetch responses are built in memory anyway.
+Reads run on the calling thread, so a page-cache miss blocks it for one disk read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kbroker.log.config import LogConfig
+from kbroker.log.errors import LogError
+from kbroker.log.files import fsync_directory, replace_file
+from kbroker.log.leader_epoch import CHECKPOINT_FILE as LEADER_EPOCH_CHECKPOINT
+from kbroker.log.leader_epoch import LeaderEpochCache
+from kbroker.log.producer_state import (
+    ProducerStateManager,
+    delete_snapshots_above,
+    load_latest_snapshot,
+    write_snapshot,
+)
+from kbroker.log.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+    scan_batches,
+    segment_file_name,
+)
+from protocol.errors import ErrorCode
+from protocol.records import (
+    RECORD_BATCH_OVERHEAD,
+    CorruptRecordError,
+    RecordBatch,
+    decode_records,
+    iter_batches,
+    validate_batch,
+)
+
+logger = logging.getLogger(__name__)
+
+LOG_START_OFFSET_FILE = "log-start-offset"
+_SEGMENT_NAME_LENGTH = 20
+
+Buffer = bytes | bytearray | memoryview
+
+
+@dataclass(frozen=True, slots=True)
+class AppendInfo:
+    """The result of an append, as the Produce response needs it.
+
+    `duplicate` means the batch was an idempotent producer's retry of one already in the log: nothing was written
+    and the offsets are the original ones.
+    """
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@dataclass(slots=True)
+class FlushPlan:
+    """What one flush must make durable, captured on the trio thread by `PartitionLog.begin_flush`.
+
+    `execute` may run in a worker thread: it touches only duplicated descriptors (closing the originals meanwhile
+    is safe) and the sealed segments' index files, under each segment's lock.
+    """
+
+    directory: Path
+    log_end_offset: int
+    truncations: int
+    directory_changes: int
+    sync_directory: bool
+    data_fds: list[int] = field(default_factory=list)
+    sealed: list[tuple[LogSegment, int]] = field(default_factory=list)
+
+    def execute(self) -> None:
+        """fsync the data, then write the sealed segments' indexes, then fsync the directory. Raises OSError."""
+        try:
+            for fd in self.data_fds:
+                os.fsync(fd)
+            wrote_indexes = False
+            for segment, generation in self.sealed:
+                wrote_indexes |= segment.persist_indexes(generation)
+            if self.sync_directory or wrote_indexes:
+                fsync_directory(self.directory)
+        finally:
+            for fd in self.data_fds:
+                os.close(fd)
+            self.data_fds = []
+
+
+class PartitionLog:
+    """Use `PartitionLog.open(directory, config, now_ms)`."""
+
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        segments: list[LogSegment],
+        log_start_offset: int,
+        leader_epoch_cache: LeaderEpochCache,
+    ) -> None:
+        self.directory = directory
+        self.config = config
+        self._segments = segments
+        self._log_start_offset = log_start_offset
+        self._log_end_offset = segments[-1].next_offset
+        self.high_watermark = self._log_end_offset
+        self.recovery_point = self._log_end_offset
+        self.offline = False
+        self.closed = False
+        self.producer_state = ProducerStateManager()
+        self.leader_epoch_cache = leader_epoch_cache
+        # Sealed segments whose data or index files are not yet durable; the next flush takes care of them.
+        self._unflushed_sealed: list[LogSegment] = []
+        # Counters that let a flush that ran concurrently with a truncation or a roll know what it covered.
+        self._truncations = 0
+        self._directory_changes = 0
+        self._directory_changes_flushed = 0
+
+    # ---- opening and recovery -------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, now_ms: int) -> PartitionLog:
+        """Open (creating if needed) and recover the log in `directory`.
+
+        Segments with index files were sealed after an fsync and are trusted; every other segment is checked batch
+        by batch (length, magic, CRC, increasing offsets) and cut after its longest valid prefix. If a segment
+        other than the last is cut, the segments after it are deleted: their data would follow a gap.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        segments, recovered = _recover_segments(directory, config, now_ms)
+        log_start_offset = max(segments[0].base_offset, _read_log_start_offset(directory))
+        try:
+            leader_epoch_cache = LeaderEpochCache(directory)
+            rebuild_leader_epochs = False
+        except ValueError:
+            logger.warning(
+                "%s: rebuilding the leader epoch cache from the log", directory.name, exc_info=True
+            )
+            (directory / LEADER_EPOCH_CHECKPOINT).unlink()
+            leader_epoch_cache = LeaderEpochCache(directory)
+            rebuild_leader_epochs = True
+        log = cls(
+            directory, config, segments, min(log_start_offset, segments[-1].next_offset), leader_epoch_cache
+        )
+        active = segments[-1]
+        if active.sealed:
+            # Clean shutdown: the active segment's index files describe it as closed; it grows again from now on,
+            # so they must go before the first append (and durably, or a crash would make them look current).
+            active.remove_index_files()
+            recovered.append(active)
+        # Make what recovery kept durable before trusting it: from here on recovery_point == log_end_offset.
+        for segment in recovered:
+            os.fsync(segment.fd)
+            if segment is not active:
+                segment.seal()
+                segment.persist_indexes(segment.generation)
+        fsync_directory(directory)
+        if rebuild_leader_epochs:
+            for _, _, header in log._headers_from(log.log_start_offset):
+                leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        leader_epoch_cache.truncate_from_end(log.log_end_offset)
+        leader_epoch_cache.truncate_from_start(log.log_start_offset)
+        log._load_producer_state()
+        return log
+
+    def _load_producer_state(self) -> None:
+        loaded = load_latest_snapshot(self.directory, self._log_end_offset)
+        if loaded is None:
+            start, state = self._segments[0].base_offset, ProducerStateManager()
+        else:
+            start, state = loaded
+        for _, _, header in self._headers_from(start):
+            if header.producer_id >= 0:
+                state.update(header, header.base_offset, header.max_timestamp)
+        self.producer_state = state
+
+    def _headers_from(self, offset: int) -> Iterator[tuple[LogSegment, int, RecordBatch]]:
+        """(segment, position, header) of every batch whose last offset is >= offset, in log order."""
+        for segment in self._segments:
+            if segment.next_offset <= offset:
+                continue
+            start = 0
+            if segment.base_offset < offset:
+                found = segment.find_batch(offset)
+                if found is None:
+                    continue
+                start = found[0]
+            for position, header in scan_batches(segment.fd, start, segment.size, whole=False):
+                yield segment, position, header
+
+    # ---- offsets --------------------------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log_end_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments)
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        """For inspection (tests, the log cleaner); do not modify."""
+        return self._segments
+
+    @property
+    def truncations(self) -> int:
+        """How many times the log was truncated since it was opened."""
+        return self._truncations
+
+    @property
+    def name(self) -> str:
+        return self.directory.name
+
+    def advance_high_watermark(self, offset: int) -> bool:
+        """Move the high watermark forward (never past the log end, never back); returns whether it moved."""
+        offset = min(offset, self._log_end_offset)
+        if offset <= self.high_watermark:
+            return False
+        self.high_watermark = offset
+        return True
+
+    # ---- appending ------------------------------------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self.offline:
+            raise LogError(
+                ErrorCode.KAFKA_STORAGE_ERROR, f"the log of {self.name} is offline after a disk error"
+            )
+        if self.closed:
+            raise LogError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"the log of {self.name} is closed")
+
+    def _go_offline(self, error: BaseException) -> LogError:
+        """A write or fsync failed: whatever the kernel did with the data is unknown, so stop using this log (a
+        later fsync could succeed without the lost pages; never retry and acknowledge).
+        """
+        if not self.offline:
+            logger.error("%s: disk error, taking the log offline: %s", self.name, error)
+        self.offline = True
+        return LogError(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error on {self.name}: {error}")
+
+    def append_as_leader(self, records: Buffer, leader_epoch: int, now_ms: int) -> AppendInfo:
+        """Append the `records` of one partition of a Produce request: exactly one batch.
+
+        Validates it (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), applies the
+        idempotent producer rules (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, or a duplicate answered with
+        its original offsets), assigns offsets, stamps `leader_epoch` and, for LogAppendTime topics, `now_ms`, and
+        writes the batch (no fsync). Raises LogError. A bytearray is modified in place; anything else is copied.
+        Work is per batch, never per record (except for compacted topics, which need every record's key).
+        """
+        self._check_usable()
+        buf = records if isinstance(records, bytearray) else bytearray(records)
+        batch = RecordBatch(buf)
+        if len(buf) < RECORD_BATCH_OVERHEAD or batch.size != len(buf):
+            raise LogError(
+                ErrorCode.INVALID_RECORD,
+                "a produce request must carry exactly one record batch per partition",
+            )
+        problem = validate_batch(batch)
+        if problem is not None:
+            raise LogError(problem.code, problem.message)
+        if len(buf) > self.config.max_message_bytes:
+            raise LogError(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"record batch of {len(buf)} bytes exceeds max.message.bytes {self.config.max_message_bytes}",
+            )
+        if len(buf) > self.config.segment_bytes:
+            raise LogError(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"record batch of {len(buf)} bytes exceeds segment.bytes {self.config.segment_bytes}",
+            )
+        if self.config.compact_enabled:
+            _check_keys(batch)
+        producer_id = batch.producer_id
+        if producer_id >= 0:
+            original = self.producer_state.check_append(batch)
+            if original is not None:
+                return AppendInfo(
+                    original.first_offset, original.last_offset, -1, self._log_start_offset, True
+                )
+        base_offset = self._log_end_offset
+        batch.base_offset = base_offset
+        batch.partition_leader_epoch = leader_epoch
+        if self.config.log_append_time:
+            batch.set_log_append_time(now_ms)
+            log_append_time = max_timestamp = now_ms
+        else:
+            log_append_time = -1
+            max_timestamp = batch.max_timestamp
+        last_offset = base_offset + batch.last_offset_delta
+        self._append(buf, base_offset, last_offset, max_timestamp, leader_epoch, now_ms)
+        if producer_id >= 0:
+            self.producer_state.update(batch, base_offset, max_timestamp)
+        return AppendInfo(base_offset, last_offset, log_append_time, self._log_start_offset)
+
+    def append_as_follower(self, records: Buffer, now_ms: int) -> AppendInfo | None:
+        """Append batches fetched from the leader, keeping their offsets and leader epochs. A partial batch at the
+        end (Kafka's fetch responses may end with one) is ignored. Returns None if there was no whole batch.
+        """
+        self._check_usable()
+        first_offset = last_offset = -1
+        for batch in iter_batches(records):
+            if batch.magic != 2 or not batch.verify_crc():
+                raise LogError(
+                    ErrorCode.CORRUPT_MESSAGE, f"corrupt batch at offset {batch.base_offset} from the leader"
+                )
+            if batch.base_offset < self._log_end_offset:
+                raise LogError(
+                    ErrorCode.UNKNOWN_SERVER_ERROR,
+                    f"batch at offset {batch.base_offset} is below the log end offset {self._log_end_offset}",
+                )
+            self._append(
+                batch.buf,
+                batch.base_offset,
+                batch.last_offset,
+                batch.max_timestamp,
+                batch.partition_leader_epoch,
+                now_ms,
+            )
+            if batch.producer_id >= 0:
+                self.producer_state.update(batch, batch.base_offset, batch.max_timestamp)
+            if first_offset < 0:
+                first_offset = batch.base_offset
+            last_offset = batch.last_offset
+        if first_offset < 0:
+            return None
+        return AppendInfo(first_offset, last_offset, -1, self._log_start_offset)
+
+    def _append(
+        self,
+        data: Buffer,
+        base_offset: int,
+        last_offset: int,
+        max_timestamp: int,
+        leader_epoch: int,
+        now_ms: int,
+    ) -> None:
+        try:
+            self._maybe_roll(len(data), last_offset, now_ms)
+            if leader_epoch > self.leader_epoch_cache.latest_epoch:
+                self.leader_epoch_cache.assign(leader_epoch, base_offset)
+            self._segments[-1].append(data, last_offset, max_timestamp, now_ms)
+        except OSError as e:
+            raise self._go_offline(e) from e
+        self._log_end_offset = last_offset + 1
+
+    def _maybe_roll(self, size: int, last_offset: int, now_ms: int) -> None:
+        active = self._segments[-1]
+        if active.size == 0:
+            return
+        roll_base = active.roll_base_ms
+        if (
+            active.size + size > self.config.segment_bytes
+            or (roll_base is not None and now_ms - roll_base >= self.config.segment_ms)
+            or not active.fits(last_offset)
+        ):
+            self.roll(now_ms)
+
+    def roll(self, now_ms: int) -> None:
+        """Seal the active segment and start a new one at the log end offset (no-op if the active one is empty).
+
+        Nothing here waits for the disk: the sealed segment's fsync and index files, and the directory fsync, are
+        done by the next flush.
+        """
+        active = self._segments[-1]
+        if active.size == 0:
+            return
+        try:
+            # A snapshot per segment bounds how much of the log a reopen rereads; without fsync: it is a cache.
+            write_snapshot(self.directory, self._log_end_offset, self.producer_state, fsync=False)
+            segment = LogSegment.create(
+                self.directory, self._log_end_offset, self.config.index_interval_bytes, now_ms
+            )
+        except OSError as e:
+            raise self._go_offline(e) from e
+        active.seal()
+        self._unflushed_sealed.append(active)
+        self._segments.append(segment)
+        self._directory_changes += 1
+
+    # ---- reading --------------------------------------------------------------------------------------------------
+
+    def _segment_index(self, offset: int) -> int:
+        return max(bisect.bisect_right(self._segments, offset, key=lambda s: s.base_offset) - 1, 0)
+
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
+        """Whole batches starting with the one that contains fetch_offset: at least one even if it is larger than
+        max_bytes (Kafka's rule, so a consumer can always make progress), then as many as fit in max_bytes, none
+        with offsets at or above max_offset (default: the high watermark). Reads one segment at most.
+
+        OFFSET_OUT_OF_RANGE below the log start offset or above the log end offset; empty bytes at/above max_offset.
+        """
+        self._check_usable()
+        if max_offset is None:
+            max_offset = self.high_watermark
+        if fetch_offset < self._log_start_offset or fetch_offset > self._log_end_offset:
+            raise LogError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"offset {fetch_offset} is outside [{self._log_start_offset}, {self._log_end_offset}] of {self.name}",
+            )
+        if fetch_offset >= max_offset:
+            return b""
+        for segment in self._segments[self._segment_index(fetch_offset) :]:
+            if segment.base_offset >= max_offset:
+                break
+            found = segment.find_batch(fetch_offset)
+            if found is not None:
+                position, header = found
+                return segment.read(position, header.size, max_bytes, max_offset)
+        return b""
+
+    def offset_for_timestamp(self, timestamp: int, max_offset: int | None = None) -> tuple[int, int] | None:
+        """ListOffsets by time: (offset, timestamp) of the first record at or after log start whose timestamp is
+        >= `timestamp`, or None if there is none below max_offset (default: the high watermark).
+        """
+        self._check_usable()
+        if max_offset is None:
+            max_offset = self.high_watermark
+        for segment in self._segments:
+            if segment.max_timestamp < timestamp or segment.next_offset <= self._log_start_offset:
+                continue
+            found = segment.find_timestamp(timestamp)
+            if found is None:
+                continue
+            for batch_segment, position, header in self._headers_from(
+                max(found[1].base_offset, self._log_start_offset)
+            ):
+                if header.base_offset >= max_offset:
+                    return None
+                if header.max_timestamp < timestamp:
+                    continue
+                batch = batch_segment.read_batch(position, header.size)
+                match = self._first_record_at_or_after(batch, timestamp, max_offset)
+                if match is not None:
+                    return match
+            return None
+        return None
+
+    def _first_record_at_or_after(
+        self, batch: RecordBatch, timestamp: int, max_offset: int
+    ) -> tuple[int, int] | None:
+        try:
+            records = decode_records(batch)
+        except CorruptRecordError:
+            # A batch that passed its CRC but does not decompress: answer at batch granularity.
+            offset = max(batch.base_offset, self._log_start_offset)
+            return (offset, batch.max_timestamp) if offset < max_offset else None
+        for record in records:
+            if record.offset >= max_offset:
+                return None
+            if record.offset >= self._log_start_offset and record.timestamp >= timestamp:
+                return record.offset, record.timestamp
+        return None
+
+    def max_timestamp_offset(self, max_offset: int | None = None) -> tuple[int, int] | None:
+        """ListOffsets -3 (MAX_TIMESTAMP): (offset, timestamp) of the record with the largest timestamp (the first
+        one, if several share it), or None if the log has no timestamps or that record is at/above max_offset.
+        """
+        self._check_usable()
+        if max_offset is None:
+            max_offset = self.high_watermark
+        best: LogSegment | None = None
+        for segment in self._segments:
+            if segment.max_timestamp >= 0 and (best is None or segment.max_timestamp > best.max_timestamp):
+                best = segment
+        if best is None:
+            return None
+        found = best.find_batch(best.offset_of_max_timestamp)
+        if found is None:
+            return None
+        position, header = found
+        return self._first_record_at_or_after(
+            best.read_batch(position, header.size), best.max_timestamp, max_offset
+        )
+
+    # ---- truncation and retention ---------------------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch at or above `offset` (a batch containing it goes whole: pass a batch boundary). For a
+        follower whose log diverged from the new leader's. Durable before it returns (later appends reuse offsets).
+        """
+        if offset >= self._log_end_offset:
+            return
+        if offset <= self._segments[0].base_offset:
+            self.truncate_fully_and_start_at(offset)
+            return
+        try:
+            self._truncations += 1
+            while self._segments[-1].base_offset >= offset:
+                self._forget_segment(self._segments.pop())
+            active = self._segments[-1]
+            active.truncate_to(offset)
+            if active in self._unflushed_sealed:
+                self._unflushed_sealed.remove(active)
+            os.fsync(active.fd)
+            fsync_directory(self.directory)
+        except OSError as e:
+            raise self._go_offline(e) from e
+        self._log_end_offset = active.next_offset
+        self._log_start_offset = min(self._log_start_offset, self._log_end_offset)
+        self.high_watermark = min(self.high_watermark, self._log_end_offset)
+        self.recovery_point = min(self.recovery_point, self._log_end_offset)
+        self.leader_epoch_cache.truncate_from_end(self._log_end_offset)
+        delete_snapshots_above(self.directory, self._log_end_offset)
+        self._load_producer_state()
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete everything and restart the log, empty, at `offset` (a follower far behind the leader's log start)."""
+        try:
+            self._truncations += 1
+            while self._segments:
+                self._forget_segment(self._segments.pop())
+            self._segments.append(
+                LogSegment.create(
+                    self.directory, offset, self.config.index_interval_bytes, int(time.time() * 1000)
+                )
+            )
+            delete_snapshots_above(self.directory, -1)
+            self._write_log_start_offset(offset)
+            fsync_directory(self.directory)
+        except OSError as e:
+            raise self._go_offline(e) from e
+        self._log_start_offset = self._log_end_offset = offset
+        self.high_watermark = self.recovery_point = offset
+        self.leader_epoch_cache.clear()
+        self.producer_state = ProducerStateManager()
+
+    def _forget_segment(self, segment: LogSegment) -> None:
+        if segment in self._unflushed_sealed:
+            self._unflushed_sealed.remove(segment)
+        segment.delete()
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Delete old segments: by retention.ms (a segment's largest timestamp), by retention.bytes, and those wholly
+        below the log start offset. Never the active segment, never data at or above the high watermark.
+        Returns how many segments were deleted.
+        """
+        if self.offline or self.closed:
+            return 0
+        config = self.config
+        by_time = config.delete_enabled and config.retention_ms >= 0
+        by_size = config.delete_enabled and config.retention_bytes >= 0
+        total = self.size_in_bytes
+        deleted = 0
+        while len(self._segments) > 1:
+            oldest, next_base = self._segments[0], self._segments[1].base_offset
+            if next_base > self.high_watermark:
+                break
+            if not (
+                next_base <= self._log_start_offset
+                or (by_time and now_ms - oldest.largest_timestamp() > config.retention_ms)
+                or (by_size and total - oldest.size >= config.retention_bytes)
+            ):
+                break
+            total -= oldest.size
+            self._forget_segment(self._segments.pop(0))
+            deleted += 1
+        if deleted:
+            self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
+            self._after_log_start_moved()
+        return deleted
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to `offset` (at most the high watermark) and delete the
+        segments wholly below it. Returns the new log start offset.
+        """
+        self._check_usable()
+        if offset > self.high_watermark:
+            raise LogError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"cannot move the log start offset of {self.name} to {offset}, above the high watermark "
+                f"{self.high_watermark}",
+            )
+        if offset > self._log_start_offset:
+            try:
+                self._write_log_start_offset(offset)
+            except OSError as e:
+                raise self._go_offline(e) from e
+            self._log_start_offset = offset
+            self._after_log_start_moved()
+            while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+                self._forget_segment(self._segments.pop(0))
+        return self._log_start_offset
+
+    def _after_log_start_moved(self) -> None:
+        try:
+            self.leader_epoch_cache.truncate_from_start(self._log_start_offset)
+        except OSError as e:
+            raise self._go_offline(e) from e
+
+    def _write_log_start_offset(self, offset: int) -> None:
+        replace_file(
+            self.directory / LOG_START_OFFSET_FILE, f"{offset}\n".encode(), fsync=True, fsync_dir=True
+        )
+
+    # ---- durability -----------------------------------------------------------------------------------------------
+
+    def begin_flush(self) -> FlushPlan:
+        """Capture what a flush must make durable (everything up to the current log end offset). Runs on the trio
+        thread; pass the plan to `FlushPlan.execute` (any thread), then to `end_flush` (trio thread).
+        """
+        self._check_usable()
+        plan = FlushPlan(
+            directory=self.directory,
+            log_end_offset=self._log_end_offset,
+            truncations=self._truncations,
+            directory_changes=self._directory_changes,
+            sync_directory=self._directory_changes != self._directory_changes_flushed,
+        )
+        try:
+            for segment in [*self._unflushed_sealed, self._segments[-1]]:
+                plan.data_fds.append(os.dup(segment.fd))
+        except OSError as e:
+            for fd in plan.data_fds:
+                os.close(fd)
+            raise self._go_offline(e) from e
+        plan.sealed = [(segment, segment.generation) for segment in self._unflushed_sealed]
+        return plan
+
+    def end_flush(self, plan: FlushPlan) -> None:
+        """The plan executed without error: advance the recovery point (unless the log was truncated meanwhile,
+        in which case the plan's offsets may name different data).
+        """
+        if plan.truncations == self._truncations:
+            self.recovery_point = max(self.recovery_point, plan.log_end_offset)
+        done = {id(segment) for segment, _ in plan.sealed}
+        self._unflushed_sealed = [s for s in self._unflushed_sealed if id(s) not in done]
+        self._directory_changes_flushed = max(self._directory_changes_flushed, plan.directory_changes)
+
+    def fail_flush(self, error: BaseException) -> LogError:
+        """The plan's execution raised: the log goes offline. Returns the error to give the waiters."""
+        return self._go_offline(error)
+
+    def flush(self) -> None:
+        """fsync everything written so far, on this thread. Raises LogError (and goes offline) on a disk error."""
+        plan = self.begin_flush()
+        try:
+            plan.execute()
+        except OSError as e:
+            raise self.fail_flush(e) from e
+        self.end_flush(plan)
+
+    def close(self, clean: bool = True) -> None:
+        """Close the files. A clean close first makes everything durable and writes the active segment's indexes
+        and a producer state snapshot, so the next open trusts them instead of scanning the last segment.
+        """
+        if self.closed:
+            return
+        if clean and not self.offline:
+            try:
+                self.flush()
+                active = self._segments[-1]
+                active.seal()
+                active.persist_indexes(active.generation)
+                write_snapshot(self.directory, self._log_end_offset, self.producer_state, fsync=True)
+                fsync_directory(self.directory)
+            except (OSError, LogError):
+                logger.warning(
+                    "%s: unclean close, the next open will recover the log", self.name, exc_info=True
+                )
+        for segment in self._segments:
+            segment.close()
+        self.closed = True
+
+
+def _check_keys(batch: RecordBatch) -> None:
+    """Compacted topics keep the latest record per key, so a record without a key could never be cleaned."""
+    try:
+        records = decode_records(batch)
+    except CorruptRecordError as e:
+        raise LogError(ErrorCode.CORRUPT_MESSAGE, str(e)) from e
+    if any(record.key is None for record in records):
+        raise LogError(ErrorCode.INVALID_RECORD, "compacted topic cannot accept a record without a key")
+
+
+def _read_log_start_offset(directory: Path) -> int:
+    try:
+        return int((directory / LOG_START_OFFSET_FILE).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def _segment_base_offsets(directory: Path) -> list[int]:
+    """Base offsets of the .log files; removes leftovers (temporary files, indexes without a log)."""
+    names = os.listdir(directory)
+    bases = []
+    for name in names:
+        stem, _, suffix = name.partition(".")
+        if name.endswith(".tmp"):
+            (directory / name).unlink(missing_ok=True)
+        elif "." + suffix == LOG_SUFFIX and len(stem) == _SEGMENT_NAME_LENGTH and stem.isdigit():
+            bases.append(int(stem))
+    present = set(bases)
+    for name in names:
+        stem, _, suffix = name.partition(".")
+        if "." + suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and stem.isdigit() and int(stem) not in present:
+            (directory / name).unlink(missing_ok=True)
+    return sorted(bases)
+
+
+def _delete_segment_files(directory: Path, base_offset: int) -> None:
+    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        (directory / segment_file_name(base_offset, suffix)).unlink(missing_ok=True)
+
+
+def _recover_segments(
+    directory: Path, config: LogConfig, now_ms: int
+) -> tuple[list[LogSegment], list[LogSegment]]:
+    """(segments, the ones that were scanned rather than trusted)."""
+    bases = _segment_base_offsets(directory)
+    segments: list[LogSegment] = []
+    recovered: list[LogSegment] = []
+    for i, base in enumerate(bases):
+        if segments and base < segments[-1].next_offset:
+            # Overlaps its predecessor: left by an interrupted truncation. Nothing from here on can be trusted.
+            logger.warning(
+                "%s: segment %d overlaps the previous one; deleting it and later ones", directory.name, base
+            )
+            for later in bases[i:]:
+                _delete_segment_files(directory, later)
+            break
+        segment = LogSegment.open_existing(directory, base, config.index_interval_bytes)
+        segments.append(segment)
+        if segment.load_indexes():
+            continue
+        recovered.append(segment)
+        cut = segment.recover(verify_crc=True)
+        if cut:
+            logger.warning("%s: cut %d bytes of invalid data from segment %d", directory.name, cut, base)
+            if i + 1 < len(bases):
+                logger.warning("%s: deleting the %d segments after it", directory.name, len(bases) - i - 1)
+                for later in bases[i + 1 :]:
+                    _delete_segment_files(directory, later)
+                break
+    if not segments:
+        segment = LogSegment.create(
+            directory, _read_log_start_offset(directory), config.index_interval_bytes, now_ms
+        )
+        segments.append(segment)
+        recovered.append(segment)
+    return segments, recovered

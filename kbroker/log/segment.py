@@ -1,0 +1,412 @@
+"""One log segment: `<base offset>.log` holding batches exactly as stored, and its two sparse indexes.
+
+Files use Kafka's layout and names (20-digit base offset): `.log`, `.index` (int32 offset relative to the base, int32
+file position; big-endian), `.timeindex` (int64 timestamp, int32 relative offset). The indexes live in memory and
+are written to disk only once the segment is sealed (rolled or closed), after its data is fsynced: so an index file
+on disk always describes durable data, and a segment without index files is recovered by scanning it.
+
+Index entries are added every `index.interval.bytes`: an offset entry maps the *last* offset of a batch to the
+batch's position (as Kafka does), a time entry records the segment's largest timestamp so far and the last offset
+of the batch that carried it, only when that timestamp grew.
+
+Thread use: the trio thread owns a segment. The flusher's worker thread only fsyncs duplicated descriptors and writes
+the index files of sealed segments, under `lock`; truncation and deletion take the same lock, so a worker never
+resurrects the index files of a segment that changed meanwhile (`generation`) or is gone (`deleted`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+import sys
+import threading
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+
+from kbroker.log.files import replace_file, write_all
+from protocol.records import (
+    BATCH_LENGTH_OFFSET,
+    INT32_MAX,
+    LOG_OVERHEAD,
+    MAGIC,
+    RECORD_BATCH_OVERHEAD,
+    RecordBatch,
+    iter_batches,
+)
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+
+# How much a header scan reads at once: several small batches' headers per read() without reading far ahead.
+_SCAN_CHUNK = 64 * 1024
+# Recovery checks CRCs, so it reads everything; larger reads amortise the syscalls.
+_RECOVERY_CHUNK = 1024 * 1024
+
+_I32 = struct.Struct(">i")
+_TIME_ENTRY = struct.Struct(">qi")
+_OFFSET_ENTRY_SIZE = 8
+
+
+def segment_file_name(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+def scan_batches(fd: int, start: int, end: int, whole: bool) -> Iterator[tuple[int, RecordBatch]]:
+    """(position, batch) for each batch in [start, end) of the file.
+
+    With `whole` the view covers the entire batch (needed for CRC checks); otherwise only its 61-byte header, which
+    is all the offsets and timestamps need. Stops at the first length that cannot be a batch or that runs past `end`
+    (a torn or zero-filled tail): the caller compares the last position reached with `end`.
+    """
+    chunk = b""
+    chunk_start = start
+    pos = start
+    read_size = _RECOVERY_CHUNK if whole else _SCAN_CHUNK
+    last_size = 0
+    while pos + RECORD_BATCH_OVERHEAD <= end:
+        at = pos - chunk_start
+        if at + RECORD_BATCH_OVERHEAD > len(chunk):
+            # Past a large batch, reading a whole chunk for one header would mostly read records we skip.
+            want = RECORD_BATCH_OVERHEAD if (not whole and last_size >= _SCAN_CHUNK) else read_size
+            chunk = os.pread(fd, min(want, end - pos), pos)
+            chunk_start, at = pos, 0
+            if len(chunk) < RECORD_BATCH_OVERHEAD:
+                return
+        size = _I32.unpack_from(chunk, at + BATCH_LENGTH_OFFSET)[0] + LOG_OVERHEAD
+        if size < RECORD_BATCH_OVERHEAD or pos + size > end:
+            return
+        if whole:
+            if at + size > len(chunk):
+                chunk = os.pread(fd, min(max(read_size, size), end - pos), pos)
+                chunk_start, at = pos, 0
+                if len(chunk) < size:
+                    return
+            view = memoryview(chunk)[at : at + size]
+        else:
+            view = memoryview(chunk)[at : at + RECORD_BATCH_OVERHEAD]
+        yield pos, RecordBatch(view)
+        pos += size
+        last_size = size
+
+
+class LogSegment:
+    """A segment's file, its in-memory indexes and the facts the log needs without reading it (size, offsets,
+    largest timestamp).
+    """
+
+    __slots__ = (
+        "_bytes_since_index_entry",
+        "_index_offsets",
+        "_index_positions",
+        "_time_offsets",
+        "_time_timestamps",
+        "base_offset",
+        "deleted",
+        "directory",
+        "fd",
+        "generation",
+        "index_interval_bytes",
+        "last_modified_ms",
+        "lock",
+        "max_timestamp",
+        "next_offset",
+        "offset_of_max_timestamp",
+        "roll_base_ms",
+        "sealed",
+        "size",
+    )
+
+    def __init__(
+        self, directory: Path, base_offset: int, fd: int, index_interval_bytes: int, now_ms: int
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.fd = fd
+        self.index_interval_bytes = index_interval_bytes
+        self.size = 0
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        # last offset of the first batch that carried max_timestamp
+        self.offset_of_max_timestamp = -1
+        # Wall-clock time of the first append, for segment.ms. Producer timestamps are not used for this because a
+        # producer replaying old data would otherwise roll a new segment for every batch.
+        self.roll_base_ms: int | None = None
+        self.last_modified_ms = now_ms
+        self.sealed = False
+        self.lock = threading.Lock()
+        self.generation = 0
+        self.deleted = False
+        self._index_offsets = array("i")
+        self._index_positions = array("i")
+        self._time_timestamps = array("q")
+        self._time_offsets = array("i")
+        self._bytes_since_index_entry = 0
+
+    # ---- files ----------------------------------------------------------------------------------------------------
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / segment_file_name(self.base_offset, LOG_SUFFIX)
+
+    @property
+    def index_path(self) -> Path:
+        return self.directory / segment_file_name(self.base_offset, INDEX_SUFFIX)
+
+    @property
+    def time_index_path(self) -> Path:
+        return self.directory / segment_file_name(self.base_offset, TIME_INDEX_SUFFIX)
+
+    @classmethod
+    def create(cls, directory: Path, base_offset: int, index_interval_bytes: int, now_ms: int) -> LogSegment:
+        """A new, empty segment. A leftover file at this base offset can only hold offsets the log no longer has
+        (they are >= the log end offset), so it is emptied.
+        """
+        path = directory / segment_file_name(base_offset, LOG_SUFFIX)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        segment = cls(directory, base_offset, fd, index_interval_bytes, now_ms)
+        segment.index_path.unlink(missing_ok=True)
+        segment.time_index_path.unlink(missing_ok=True)
+        return segment
+
+    @classmethod
+    def open_existing(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
+        """The segment file as found; call load_indexes() or recover() next."""
+        path = directory / segment_file_name(base_offset, LOG_SUFFIX)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        stat = os.fstat(fd)
+        segment = cls(directory, base_offset, fd, index_interval_bytes, stat.st_mtime_ns // 1_000_000)
+        segment.size = stat.st_size
+        return segment
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def delete(self) -> None:
+        with self.lock:
+            self.deleted = True
+            self.close()
+            for path in (self.log_path, self.index_path, self.time_index_path):
+                path.unlink(missing_ok=True)
+
+    # ---- appending ------------------------------------------------------------------------------------------------
+
+    def append(
+        self, data: bytes | bytearray | memoryview, last_offset: int, max_timestamp: int, now_ms: int
+    ) -> None:
+        """Write one or more batches ending at `last_offset` whose largest timestamp is `max_timestamp`."""
+        position = self.size
+        write_all(self.fd, data)
+        self._track(position, len(data), last_offset, max_timestamp)
+        if self.roll_base_ms is None:
+            self.roll_base_ms = now_ms
+        self.last_modified_ms = now_ms
+
+    def _track(self, position: int, size: int, last_offset: int, max_timestamp: int) -> None:
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            self.offset_of_max_timestamp = last_offset
+        if self._bytes_since_index_entry > self.index_interval_bytes:
+            self._index_offsets.append(last_offset - self.base_offset)
+            self._index_positions.append(position)
+            self._maybe_add_time_entry()
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += size
+        self.size = position + size
+        self.next_offset = last_offset + 1
+
+    def _maybe_add_time_entry(self) -> None:
+        last = self._time_timestamps[-1] if self._time_timestamps else -1
+        if self.max_timestamp > last:
+            self._time_timestamps.append(self.max_timestamp)
+            self._time_offsets.append(self.offset_of_max_timestamp - self.base_offset)
+
+    def fits(self, last_offset: int) -> bool:
+        """Whether a batch ending at last_offset can go here: index entries hold offsets relative to the base."""
+        return last_offset - self.base_offset <= INT32_MAX
+
+    def seal(self) -> None:
+        """No more appends (rolled or closing): record the final largest timestamp so a reload knows it."""
+        self._maybe_add_time_entry()
+        self.sealed = True
+
+    # ---- reading --------------------------------------------------------------------------------------------------
+
+    def find_batch(self, offset: int) -> tuple[int, RecordBatch] | None:
+        """Position and header of the first batch whose last offset is >= offset, if any."""
+        i = bisect.bisect_right(self._index_offsets, offset - self.base_offset) - 1
+        start = self._index_positions[i] if i >= 0 else 0
+        for position, header in scan_batches(self.fd, start, self.size, whole=False):
+            if header.last_offset >= offset:
+                return position, header
+        return None
+
+    def read(self, position: int, first_batch_size: int, max_bytes: int, max_offset: int) -> bytes:
+        """Whole batches from `position`: at least the first (even if larger than max_bytes), then as many as fit
+        in max_bytes, none holding offsets >= max_offset.
+        """
+        data = os.pread(self.fd, min(self.size - position, max(max_bytes, first_batch_size)), position)
+        end = 0
+        for batch in iter_batches(data):
+            if batch.last_offset >= max_offset or (end > 0 and end + batch.size > max_bytes):
+                break
+            end += batch.size
+        return data if end == len(data) else data[:end]
+
+    def read_batch(self, position: int, size: int) -> RecordBatch:
+        return RecordBatch(os.pread(self.fd, size, position))
+
+    def find_timestamp(self, timestamp: int) -> tuple[int, RecordBatch] | None:
+        """Position and header of the first batch whose max_timestamp is >= timestamp, if any."""
+        # Time entry (T, O): no batch up to O's has a timestamp above T. So start from the batch of the last entry
+        # with T < timestamp; nothing before it can match.
+        i = bisect.bisect_left(self._time_timestamps, timestamp) - 1
+        start = 0
+        if i >= 0:
+            found = self.find_batch(self._time_offsets[i] + self.base_offset)
+            if found is not None:
+                start = found[0]
+        for position, header in scan_batches(self.fd, start, self.size, whole=False):
+            if header.max_timestamp >= timestamp:
+                return position, header
+        return None
+
+    def largest_timestamp(self) -> int:
+        """What retention.ms compares: the largest record timestamp, or the file's age if records have none."""
+        return self.max_timestamp if self.max_timestamp >= 0 else self.last_modified_ms
+
+    # ---- recovery and truncation ----------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._index_offsets = array("i")
+        self._index_positions = array("i")
+        self._time_timestamps = array("q")
+        self._time_offsets = array("i")
+        self._bytes_since_index_entry = 0
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        self.next_offset = self.base_offset
+
+    def recover(self, verify_crc: bool = True) -> int:
+        """Rebuild offsets, timestamps and indexes by reading the file; cut it after the longest valid prefix.
+
+        A batch is valid if its length fits, its magic is 2, its CRC matches (when verify_crc), its offsets are
+        increasing and above the previous batch's, and fit the relative-offset index. Returns the bytes cut.
+        """
+        file_size = os.fstat(self.fd).st_size
+        self._reset()
+        valid_end = 0
+        expected = self.base_offset
+        for position, batch in scan_batches(self.fd, 0, file_size, whole=verify_crc):
+            if (
+                batch.magic != MAGIC
+                or batch.base_offset < expected
+                or batch.last_offset_delta < 0
+                or not self.fits(batch.last_offset)
+                or (verify_crc and not batch.verify_crc())
+            ):
+                break
+            self._track(position, batch.size, batch.last_offset, batch.max_timestamp)
+            valid_end = position + batch.size
+            expected = batch.next_offset
+        self.size = valid_end
+        if valid_end < file_size:
+            os.ftruncate(self.fd, valid_end)
+        self._set_roll_base()
+        return file_size - valid_end
+
+    def _set_roll_base(self) -> None:
+        # After a restart the wall-clock time of the first append is unknown; the file's age is the best stand-in.
+        self.roll_base_ms = self.last_modified_ms if self.size > 0 else None
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch whose last offset is >= offset. The index files go too: the segment is now the
+        active one and gets them back when sealed again.
+        """
+        found = self.find_batch(offset)
+        with self.lock:
+            self.generation += 1
+            self.sealed = False
+            self.index_path.unlink(missing_ok=True)
+            self.time_index_path.unlink(missing_ok=True)
+            if found is not None:
+                os.ftruncate(self.fd, found[0])
+            # Rebuilding by a header scan keeps the largest timestamp exact; truncation is rare.
+            self.recover(verify_crc=False)
+
+    # ---- index files ----------------------------------------------------------------------------------------------
+
+    def persist_indexes(self, generation: int) -> bool:
+        """Write both index files (each fsynced, then renamed into place) if the segment is still the one the
+        caller saw. The caller fsyncs the directory. Returns whether the files were written.
+        """
+        with self.lock:
+            if self.deleted or self.generation != generation:
+                return False
+            offsets = array("i", bytes(_OFFSET_ENTRY_SIZE * len(self._index_offsets)))
+            offsets[0::2] = self._index_offsets
+            offsets[1::2] = self._index_positions
+            if sys.byteorder == "little":
+                offsets.byteswap()
+            times = bytearray(_TIME_ENTRY.size * len(self._time_timestamps))
+            for i, (timestamp, relative) in enumerate(
+                zip(self._time_timestamps, self._time_offsets, strict=True)
+            ):
+                _TIME_ENTRY.pack_into(times, i * _TIME_ENTRY.size, timestamp, relative)
+            replace_file(self.index_path, offsets.tobytes())
+            replace_file(self.time_index_path, bytes(times))
+            return True
+
+    def load_indexes(self) -> bool:
+        """Load index files written when this segment was sealed. False (the caller then recovers the segment) if
+        they are missing or do not fit the file; their content is trusted because they are only written, by
+        rename, after the data they describe was fsynced.
+        """
+        try:
+            offsets_data = self.index_path.read_bytes()
+            times_data = self.time_index_path.read_bytes()
+        except FileNotFoundError:
+            return False
+        if len(offsets_data) % _OFFSET_ENTRY_SIZE or len(times_data) % _TIME_ENTRY.size:
+            return False
+        entries = array("i", offsets_data)
+        if sys.byteorder == "little":
+            entries.byteswap()
+        index_offsets = array("i", entries[0::2])
+        index_positions = array("i", entries[1::2])
+        if index_positions and not (0 <= index_positions[-1] < self.size and index_offsets[-1] >= 0):
+            return False
+        time_timestamps = array("q")
+        time_offsets = array("i")
+        for timestamp, relative in _TIME_ENTRY.iter_unpack(times_data):
+            time_timestamps.append(timestamp)
+            time_offsets.append(relative)
+        self._reset()
+        self._index_offsets, self._index_positions = index_offsets, index_positions
+        self._time_timestamps, self._time_offsets = time_timestamps, time_offsets
+        if time_timestamps:
+            self.max_timestamp = time_timestamps[-1]
+            self.offset_of_max_timestamp = time_offsets[-1] + self.base_offset
+        # The batches after the last index entry give the next offset (at most index.interval.bytes of them).
+        start = index_positions[-1] if index_positions else 0
+        end = start
+        for position, header in scan_batches(self.fd, start, self.size, whole=False):
+            self.next_offset = header.next_offset
+            end = position + header.size
+        if end != self.size:
+            return False
+        self._bytes_since_index_entry = self.size - start
+        self._set_roll_base()
+        self.sealed = True
+        return True
+
+    def remove_index_files(self) -> None:
+        with self.lock:
+            self.generation += 1
+            self.sealed = False
+            self.index_path.unlink(missing_ok=True)
+            self.time_index_path.unlink(missing_ok=True)
