@@ -1,0 +1,321 @@
+"""The trio side of the group coordinator: a timer task, parked JoinGroup/SyncGroup requests, record appends.
+
+`GroupCoordinator` decides everything synchronously; this layer only waits. Request handlers call the async methods
+here with plain values (the protocol messages translated) and get plain results back. `run()` is the one task the
+coordinator needs: it sleeps until the coordinator's next deadline and fires it (session expiry, rebalance timeouts,
+the initial rebalance delay, offset expiry).
+
+Ordering: a coordinator call and the synchronous part of the append of its records happen with no await in between,
+so `__consumer_offsets` receives records in the order the state changed. Responses (the caller's and the parked ones
+the call completed) are released only after the append returned, as Kafka answers only once records are written.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import trio
+
+from kbroker.coordinator.coordinator import (
+    GroupCoordinator,
+    GroupDescription,
+    GroupListing,
+    OffsetDeleteResult,
+    OffsetFetchResult,
+    Outcome,
+)
+from kbroker.coordinator.group import (
+    JoinRequest,
+    JoinResult,
+    LeaveResult,
+    MemberIdentity,
+    Pending,
+    SyncRequest,
+    SyncResult,
+)
+from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
+from kbroker.coordinator.records import Record
+from protocol.errors import ErrorCode
+from protocol.records import Record as LogRecord
+from protocol.records import build_batch, decode_records, iter_batches
+
+logger = logging.getLogger(__name__)
+
+
+class OffsetsWriter(Protocol):
+    """Appends records to `__consumer_offsets` partitions.
+
+    Contract: the records must be in the logs (offsets assigned) before the first await inside `append`, so that two
+    calls cannot interleave their records; the await then waits for durability (fsync, replication). Raising fails the
+    call (OffsetCommit answers COORDINATOR_NOT_AVAILABLE).
+    """
+
+    def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> Awaitable[None]: ...
+
+
+@dataclass(slots=True)
+class _Waiter:
+    event: trio.Event = field(default_factory=trio.Event)
+    result: JoinResult | SyncResult | None = None
+
+
+class CoordinatorRuntime:
+    def __init__(
+        self,
+        coordinator: GroupCoordinator,
+        writer: OffsetsWriter | None = None,
+        *,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.coordinator = coordinator
+        # None: records are not persisted (tests, or a broker run without durable groups).
+        self.writer = writer
+        self._clock = clock
+        self._waiters: dict[int, _Waiter] = {}
+        self._wakeup = trio.Event()
+        # Wall-clock milliseconds that move with trio's clock (so MockClock drives session timeouts in tests).
+        self._trio_base: float | None = None
+        self._wall_base_ms = 0
+
+    # ---- time ----------------------------------------------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        """Wall-clock ms (commit timestamps are stored and must survive restarts) advanced by trio's clock."""
+        if self._clock is not None:
+            return self._clock()
+        now = trio.current_time()
+        if self._trio_base is None:
+            self._trio_base = now
+            self._wall_base_ms = int(time.time() * 1000)
+        return self._wall_base_ms + math.floor((now - self._trio_base) * 1000)
+
+    # ---- the timer task ------------------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Fire the coordinator's timers forever. Start it in the broker's nursery."""
+        task_status.started()
+        while True:
+            await self._apply(self.coordinator.on_tick(self.now_ms()))
+            # A fresh event before reading the deadline: a call made from now on wakes us to look again.
+            self._wakeup = trio.Event()
+            deadline = self.coordinator.next_deadline()
+            if deadline is None:
+                await self._wakeup.wait()
+                continue
+            delay_ms = deadline - self.now_ms()
+            if delay_ms > 0:
+                with trio.move_on_after(delay_ms / 1000):
+                    await self._wakeup.wait()
+
+    def _wake(self) -> None:
+        self._wakeup.set()
+
+    # ---- plumbing --------------------------------------------------------------------------------------------------
+
+    async def _apply(self, outcome: Outcome[object]) -> bool:
+        """Append the outcome's records, then release the parked requests it completed. False if the append failed."""
+        ok = True
+        if outcome.records and self.writer is not None:
+            try:
+                await self.writer.append(outcome.records, self.now_ms())
+            except Exception:
+                # The in-memory state already moved on; the log misses these records until the next write of the same
+                # keys. Kafka would answer with an error too; clients retry.
+                logger.exception("could not append %d group records", sum(map(len, outcome.records.values())))
+                ok = False
+        for completion in outcome.completions:
+            waiter = self._waiters.get(completion.ticket)
+            if waiter is not None:  # None: its request was cancelled (client gone)
+                waiter.result = completion.result
+                waiter.event.set()
+        return ok
+
+    async def _call(self, outcome: Outcome[JoinResult | Pending]) -> JoinResult:
+        result = await self._settle(outcome)
+        assert isinstance(result, JoinResult)
+        return result
+
+    async def _settle(self, outcome: Outcome[JoinResult | SyncResult | Pending]) -> JoinResult | SyncResult:
+        """Apply the outcome and, if the request was parked, wait for its completion."""
+        response = outcome.response
+        # Register before any await: the completion may come from the very next coordinator call.
+        waiter = (
+            self._waiters.setdefault(response.ticket, _Waiter()) if isinstance(response, Pending) else None
+        )
+        self._wake()
+        try:
+            await self._apply(outcome)
+            if waiter is None:
+                assert not isinstance(response, Pending)
+                return response
+            await waiter.event.wait()
+            assert waiter.result is not None
+            return waiter.result
+        finally:
+            if isinstance(response, Pending):
+                self._waiters.pop(response.ticket, None)
+
+    # ---- the APIs --------------------------------------------------------------------------------------------------
+
+    async def join_group(self, group_id: str, request: JoinRequest) -> JoinResult:
+        """JoinGroup; waits (possibly up to the rebalance timeout) until the join phase completes."""
+        return await self._call(self.coordinator.join_group(group_id, request, self.now_ms()))
+
+    async def sync_group(self, group_id: str, request: SyncRequest) -> SyncResult:
+        """SyncGroup; a follower waits until the leader sent the assignment."""
+        result = await self._settle(self.coordinator.sync_group(group_id, request, self.now_ms()))
+        assert isinstance(result, SyncResult)
+        return result
+
+    async def heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode:
+        outcome = self.coordinator.heartbeat(
+            group_id, member_id, group_instance_id, generation_id, self.now_ms()
+        )
+        return outcome.response
+
+    async def leave_group(self, group_id: str, members: Sequence[MemberIdentity]) -> LeaveResult:
+        outcome = self.coordinator.leave_group(group_id, members, self.now_ms())
+        self._wake()
+        await self._apply(outcome)
+        return outcome.response
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Sequence[OffsetCommitEntry],
+        retention_time_ms: int = -1,
+    ) -> tuple[PartitionResult, ...]:
+        outcome = self.coordinator.commit_offsets(
+            group_id, member_id, group_instance_id, generation_id, offsets, self.now_ms(), retention_time_ms
+        )
+        if await self._apply(outcome):
+            return outcome.response
+        return tuple(
+            PartitionResult(r.topic, r.partition, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            if r.error is ErrorCode.NONE
+            else r
+            for r in outcome.response
+        )
+
+    def fetch_offsets(
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+    ) -> OffsetFetchResult:
+        return self.coordinator.fetch_offsets(group_id, topics)
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        return self.coordinator.describe_group(group_id)
+
+    def list_groups(
+        self, states_filter: Collection[str] = (), types_filter: Collection[str] = ()
+    ) -> list[GroupListing]:
+        return self.coordinator.list_groups(states_filter, types_filter)
+
+    async def delete_groups(self, group_ids: Sequence[str]) -> tuple[tuple[str, ErrorCode], ...]:
+        outcome = self.coordinator.delete_groups(group_ids, self.now_ms())
+        await self._apply(outcome)
+        return outcome.response
+
+    async def delete_offsets(
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]]
+    ) -> OffsetDeleteResult:
+        outcome = self.coordinator.delete_offsets(group_id, topics, self.now_ms())
+        await self._apply(outcome)
+        return outcome.response
+
+    async def on_topics_deleted(self, topics: Collection[str]) -> None:
+        await self._apply(self.coordinator.on_topics_deleted(topics, self.now_ms()))
+
+    def load_partition(self, partition: int, records: Iterator[Record]) -> None:
+        """Rebuild a `__consumer_offsets` partition's groups (at startup, before serving its groups)."""
+        self.coordinator.load(partition, records, self.now_ms())
+        self._wake()
+
+    async def unload_partition(self, partition: int) -> None:
+        await self._apply(self.coordinator.unload(partition, self.now_ms()))
+
+
+# ---- glue to kbroker.log (duck-typed, so this module does not import the log) ------------------------------------------
+
+
+class _LeaderLog(Protocol):
+    def append_as_leader(self, records: bytearray, leader_epoch: int, now_ms: int) -> object: ...
+
+
+class _ReadableLog(Protocol):
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes: ...
+
+
+def offsets_batch(records: Sequence[Record], now_ms: int) -> bytearray:
+    """One uncompressed v2 batch of coordinator records, as Kafka writes them (CreateTime = now, no producer)."""
+    return build_batch(
+        [LogRecord(offset=i, timestamp=now_ms, key=k, value=v) for i, (k, v) in enumerate(records)]
+    )
+
+
+class PartitionLogWriter:
+    """An OffsetsWriter over `__consumer_offsets` PartitionLogs: append each partition's records as one batch, then
+    await `after_append(partition, append_info)` (advance the high watermark, group-commit fsync, replication).
+    """
+
+    def __init__(
+        self,
+        log_for: Callable[[int], _LeaderLog],
+        leader_epoch_for: Callable[[int], int] = lambda _partition: 0,
+        after_append: Callable[[int, object], Awaitable[None]] | None = None,
+    ) -> None:
+        self.log_for = log_for
+        self.leader_epoch_for = leader_epoch_for
+        self.after_append = after_append
+
+    async def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> None:
+        appended = [
+            (
+                partition,
+                self.log_for(partition).append_as_leader(
+                    offsets_batch(recs, now_ms), self.leader_epoch_for(partition), now_ms
+                ),
+            )
+            for partition, recs in records.items()
+            if recs
+        ]
+        if self.after_append is not None:
+            for partition, info in appended:
+                await self.after_append(partition, info)
+
+
+def read_records(log: _ReadableLog, max_bytes: int = 1 << 20) -> Iterator[Record]:
+    """Every (key, value) of a `__consumer_offsets` partition from its log start, for GroupCoordinator.load.
+
+    Control batches (transaction markers) carry no group state and are skipped.
+    """
+    offset = log.log_start_offset
+    end = log.log_end_offset
+    while offset < end:
+        data = log.read(offset, max_bytes, max_offset=end)
+        if not data:
+            break
+        start = offset
+        for batch in iter_batches(bytearray(data)):
+            if not batch.is_control:
+                for record in decode_records(batch):
+                    if record.offset >= offset and record.key is not None:
+                        yield record.key, record.value
+            offset = max(offset, batch.next_offset)
+        if offset == start:
+            raise RuntimeError(f"reading __consumer_offsets made no progress at offset {offset}")
