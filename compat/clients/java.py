@@ -1,0 +1,113 @@
+"""The Java kafka-clients 3.9 (what Spark uses), through compat/java/Harness.java run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from compat.clients import CONSUME_TIMEOUT_S, Client
+from compat.records import Ack, Consumed, Record, from_json, to_line
+
+HARNESS_SOURCE = Path(__file__).resolve().parent.parent / "java" / "Harness.java"
+# Quiet clients: warnings and errors only, on stderr, which a failing run shows.
+JVM_OPTIONS = (
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+    "-Dorg.slf4j.simpleLogger.logFile=System.err",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+)
+
+
+class HarnessFailed(AssertionError):
+    def __init__(self, args: Sequence[str], returncode: int, stdout: str, stderr: str) -> None:
+        super().__init__(
+            f"Harness {' '.join(args)} exited {returncode}\n--- stdout (tail) ---\n{stdout[-3000:]}"
+            f"\n--- stderr (tail) ---\n{stderr[-6000:]}"
+        )
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+class JavaHarness:
+    """A compiled Harness: `run` executes one subcommand and returns its JSON lines."""
+
+    def __init__(self, java: str, classpath: Sequence[Path], build_dir: Path) -> None:
+        self.java = java
+        self.classpath = ":".join(str(p) for p in [build_dir, *classpath])
+
+    @classmethod
+    def compile(cls, javac: str, java: str, classpath: Sequence[Path], build_dir: Path) -> JavaHarness:
+        """Compile Harness.java into build_dir unless the class file is newer than the source."""
+        compiled = build_dir / "Harness.class"
+        if not compiled.exists() or compiled.stat().st_mtime < HARNESS_SOURCE.stat().st_mtime:
+            build_dir.mkdir(parents=True, exist_ok=True)
+            subprocess.run(
+                [
+                    javac,
+                    "-Xlint:all",
+                    "-Werror",
+                    "-d",
+                    str(build_dir),
+                    "-cp",
+                    ":".join(map(str, classpath)),
+                    str(HARNESS_SOURCE),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        return cls(java, classpath, build_dir)
+
+    def run(
+        self,
+        bootstrap: str,
+        *args: str,
+        config: dict[str, str] | None = None,
+        stdin: str | None = None,
+        timeout: float = CONSUME_TIMEOUT_S + 60,
+        check: bool = True,
+    ) -> list[dict[str, Any]]:  # JSON: whatever the subcommand prints
+        options = ["--bootstrap", bootstrap]
+        for key, value in (config or {}).items():
+            options += ["--config", f"{key}={value}"]
+        command = [self.java, *JVM_OPTIONS, "-cp", self.classpath, "Harness", *options, *args]
+        result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise HarnessFailed(args, result.returncode, result.stdout, result.stderr)
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+class Java(Client):
+    name = "java-kafka-clients-3.9"
+
+    def __init__(self, harness: JavaHarness) -> None:
+        self.harness = harness
+
+    def create_topic(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.harness.run(bootstrap, "admin-create", topic, str(partitions))
+
+    def produce(self, bootstrap: str, topic: str, records: Sequence[Record], codec: str) -> list[Ack]:
+        lines = self.harness.run(
+            bootstrap,
+            "produce",
+            topic,
+            str(len(records)),
+            config={"compression.type": codec},
+            stdin="".join(to_line(r) + "\n" for r in records),
+        )
+        acks = []
+        for line in lines:
+            if "index" in line:
+                acks.append(Ack(line["index"], line["partition"], line["offset"]))
+        return acks
+
+    def consume(self, bootstrap: str, topic: str, partitions: int, count: int) -> list[Consumed]:
+        lines = self.harness.run(bootstrap, "consume", topic, str(count))
+        return [from_json(line) for line in lines if "offset" in line]
+
+    def end_offsets(self, bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+        lines = self.harness.run(bootstrap, "list-offsets", topic)
+        return {line["partition"]: line["latest"] for line in lines}

@@ -1,0 +1,441 @@
+// A command-line harness around the stock Java kafka-clients (3.9), the client Spark's Kafka source and sink use.
+// The compat tests compile it at test time and drive it through subprocesses.
+//
+//   java Harness --bootstrap HOST:PORT [--config key=value]... SUBCOMMAND ARGS...
+//
+//   admin-create TOPIC PARTITIONS   Admin.createTopics (replication factor 1)
+//   admin-describe TOPIC            Admin.describeTopics + describeCluster, one JSON object each
+//   list-offsets TOPIC [TS]...      Admin.listOffsets earliest / latest / forTimestamp(TS) for every partition
+//   produce TOPIC N                 KafkaProducer with default settings (so idempotent, acks=all) sending N records
+//                                   read from stdin, one per line: partition, timestamp, key, value, headers,
+//                                   tab-separated, bytes in base64, "-" for null (see compat/records.py)
+//   consume TOPIC N                 Spark's read path: the driver's Admin.listOffsets, then per partition one
+//                                   KafkaConsumer (assign only) making exactly the executor's calls per fetch:
+//                                   seek, poll, position, seekToBeginning+position, seekToEnd+position
+//
+// Output is JSON lines on stdout (one object per record, acknowledgement or partition summary); the clients'
+// own logging goes to stderr. The exit status is 0 only if the subcommand did everything it was asked.
+// --config pairs go to every client the subcommand creates, over the defaults set here.
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public final class Harness {
+    private static final long ADMIN_TIMEOUT_SECONDS = 60;
+    // Spark's default kafkaConsumer.pollTimeoutMs is 120 s; a shorter one keeps a broken broker from stalling tests.
+    private static final Duration POLL_TIMEOUT = Duration.ofSeconds(10);
+
+    private final String bootstrap;
+    private final Map<String, String> overrides;
+    private final PrintStream out;
+
+    private Harness(String bootstrap, Map<String, String> overrides) {
+        this.bootstrap = bootstrap;
+        this.overrides = overrides;
+        // One buffered stream for all output; println on it is synchronized, so producer callbacks may use it.
+        this.out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+    }
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = null;
+        Map<String, String> overrides = new HashMap<>();
+        int i = 0;
+        while (i < args.length && args[i].startsWith("--")) {
+            String option = args[i];
+            if (i + 1 >= args.length) {
+                usage("missing value for " + option);
+            }
+            String value = args[i + 1];
+            switch (option) {
+                case "--bootstrap" -> bootstrap = value;
+                case "--config" -> {
+                    int eq = value.indexOf('=');
+                    if (eq < 0) {
+                        usage("--config wants key=value, got " + value);
+                    }
+                    overrides.put(value.substring(0, eq), value.substring(eq + 1));
+                }
+                default -> usage("unknown option " + option);
+            }
+            i += 2;
+        }
+        if (bootstrap == null || i >= args.length) {
+            usage("need --bootstrap and a subcommand");
+        }
+        String command = args[i];
+        List<String> rest = List.of(args).subList(i + 1, args.length);
+        Harness harness = new Harness(bootstrap, overrides);
+        boolean ok;
+        try {
+            ok = switch (command) {
+                case "admin-create" -> harness.adminCreate(arg(rest, 0), Integer.parseInt(arg(rest, 1)));
+                case "admin-describe" -> harness.adminDescribe(arg(rest, 0));
+                case "list-offsets" -> harness.listOffsets(arg(rest, 0), rest.subList(1, rest.size()));
+                case "produce" -> harness.produce(arg(rest, 0), Integer.parseInt(arg(rest, 1)));
+                case "consume" -> harness.consume(arg(rest, 0), Integer.parseInt(arg(rest, 1)));
+                default -> {
+                    usage("unknown subcommand " + command);
+                    yield false;
+                }
+            };
+        } finally {
+            harness.out.flush();
+        }
+        System.exit(ok ? 0 : 1);
+    }
+
+    private static String arg(List<String> rest, int index) {
+        if (index >= rest.size()) {
+            usage("missing argument " + (index + 1));
+        }
+        return rest.get(index);
+    }
+
+    private static void usage(String problem) {
+        System.err.println("Harness: " + problem);
+        System.err.println("usage: Harness --bootstrap HOST:PORT [--config key=value]... SUBCOMMAND ARGS...");
+        System.exit(2);
+    }
+
+    // ---- clients -------------------------------------------------------------------------------------------
+
+    private Properties config(Map<String, Object> defaults) {
+        Properties props = new Properties();
+        props.putAll(defaults);
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.putAll(overrides);
+        return props;
+    }
+
+    private Admin admin() {
+        return Admin.create(config(Map.of()));
+    }
+
+    private KafkaProducer<byte[], byte[]> producer() {
+        // Nothing but the serializers: the defaults (acks=all, enable.idempotence=true) are what Spark's sink uses.
+        return new KafkaProducer<>(config(Map.of(
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName(),
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName())));
+    }
+
+    private KafkaConsumer<byte[], byte[]> sparkExecutorConsumer() {
+        // KafkaSourceProvider.kafkaParamsForExecutors: no offset reset, no auto commit, a group id that is never
+        // joined (assign only), 64 KiB receive buffer.
+        return new KafkaConsumer<>(config(Map.of(
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false",
+                ConsumerConfig.GROUP_ID_CONFIG, "spark-kafka-source-" + UUID.randomUUID() + "-executor",
+                ConsumerConfig.RECEIVE_BUFFER_CONFIG, "65536")));
+    }
+
+    // ---- subcommands ---------------------------------------------------------------------------------------
+
+    private boolean adminCreate(String topic, int partitions) throws Exception {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
+                    .all().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+        out.println("{\"created\":" + quote(topic) + ",\"partitions\":" + partitions + "}");
+        return true;
+    }
+
+    private boolean adminDescribe(String topic) throws Exception {
+        try (Admin admin = admin()) {
+            TopicDescription description = admin.describeTopics(List.of(topic))
+                    .allTopicNames().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic);
+            StringBuilder json = new StringBuilder();
+            json.append("{\"topic\":").append(quote(description.name()))
+                    .append(",\"topic_id\":").append(quote(description.topicId().toString()))
+                    .append(",\"internal\":").append(description.isInternal())
+                    .append(",\"partitions\":[");
+            String separator = "";
+            for (TopicPartitionInfo info : description.partitions()) {
+                json.append(separator).append("{\"partition\":").append(info.partition())
+                        .append(",\"leader\":").append(info.leader() == null ? "null" : info.leader().id())
+                        .append(",\"replicas\":").append(nodeIds(info.replicas()))
+                        .append(",\"isr\":").append(nodeIds(info.isr())).append('}');
+                separator = ",";
+            }
+            out.println(json.append("]}"));
+
+            DescribeClusterResult cluster = admin.describeCluster();
+            Node controller = cluster.controller().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            json = new StringBuilder();
+            json.append("{\"cluster_id\":").append(quote(cluster.clusterId().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS)))
+                    .append(",\"controller\":").append(controller == null ? "null" : controller.id())
+                    .append(",\"nodes\":[");
+            separator = "";
+            for (Node node : cluster.nodes().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                json.append(separator).append("{\"id\":").append(node.id())
+                        .append(",\"host\":").append(quote(node.host()))
+                        .append(",\"port\":").append(node.port()).append('}');
+                separator = ",";
+            }
+            out.println(json.append("]}"));
+        }
+        return true;
+    }
+
+    private boolean listOffsets(String topic, List<String> timestamps) throws Exception {
+        try (Admin admin = admin()) {
+            List<TopicPartition> partitions = partitionsOf(admin, topic);
+            Map<TopicPartition, ListOffsetsResultInfo> earliest = listOffsets(admin, partitions, OffsetSpec.earliest());
+            Map<TopicPartition, ListOffsetsResultInfo> latest = listOffsets(admin, partitions, OffsetSpec.latest());
+            Map<String, Map<TopicPartition, ListOffsetsResultInfo>> byTimestamp = new TreeMap<>();
+            for (String ts : timestamps) {
+                byTimestamp.put(ts, listOffsets(admin, partitions, OffsetSpec.forTimestamp(Long.parseLong(ts))));
+            }
+            for (TopicPartition tp : partitions) {
+                StringBuilder json = new StringBuilder();
+                json.append("{\"partition\":").append(tp.partition())
+                        .append(",\"earliest\":").append(earliest.get(tp).offset())
+                        .append(",\"latest\":").append(latest.get(tp).offset())
+                        .append(",\"for_timestamp\":{");
+                String separator = "";
+                for (Map.Entry<String, Map<TopicPartition, ListOffsetsResultInfo>> entry : byTimestamp.entrySet()) {
+                    ListOffsetsResultInfo info = entry.getValue().get(tp);
+                    json.append(separator).append(quote(entry.getKey()))
+                            .append(":{\"offset\":").append(info.offset())
+                            .append(",\"timestamp\":").append(info.timestamp()).append('}');
+                    separator = ",";
+                }
+                out.println(json.append("}}"));
+            }
+        }
+        return true;
+    }
+
+    private boolean produce(String topic, int count) throws Exception {
+        AtomicInteger failed = new AtomicInteger();
+        AtomicInteger acknowledged = new AtomicInteger();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        int sent = 0;
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            for (String line; sent < count && (line = in.readLine()) != null; sent++) {
+                final int index = sent;
+                producer.send(parseRecord(topic, line), (metadata, error) -> {
+                    if (error != null) {
+                        failed.incrementAndGet();
+                        out.println("{\"index\":" + index + ",\"error\":" + quote(error.toString()) + "}");
+                    } else {
+                        acknowledged.incrementAndGet();
+                        out.println("{\"index\":" + index + ",\"partition\":" + metadata.partition()
+                                + ",\"offset\":" + metadata.offset() + ",\"timestamp\":" + metadata.timestamp() + "}");
+                    }
+                });
+            }
+            producer.flush();
+        }
+        out.println("{\"sent\":" + sent + ",\"acknowledged\":" + acknowledged.get() + ",\"failed\":" + failed.get() + "}");
+        return sent == count && acknowledged.get() == count;
+    }
+
+    private boolean consume(String topic, int count) throws Exception {
+        // The driver's part: offset ranges from the Admin (KafkaOffsetReaderAdmin), waiting until `count` records
+        // are visible in case a producer is still finishing.
+        Map<TopicPartition, Long> from;
+        Map<TopicPartition, Long> until;
+        try (Admin admin = admin()) {
+            List<TopicPartition> partitions = partitionsOf(admin, topic);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ADMIN_TIMEOUT_SECONDS);
+            while (true) {
+                from = offsets(listOffsets(admin, partitions, OffsetSpec.earliest()));
+                until = offsets(listOffsets(admin, partitions, OffsetSpec.latest()));
+                long available = 0;
+                for (TopicPartition tp : partitions) {
+                    available += until.get(tp) - from.get(tp);
+                }
+                if (available >= count || System.nanoTime() > deadline) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+        }
+        // The executors' part: one consumer per partition (Spark caches one per TopicPartition).
+        boolean ok = true;
+        int received = 0;
+        for (TopicPartition tp : from.keySet().stream().sorted((a, b) -> a.partition() - b.partition()).toList()) {
+            int[] polls = {0};
+            long got = readRange(tp, from.get(tp), until.get(tp), polls);
+            received += got;
+            boolean complete = got == until.get(tp) - from.get(tp);
+            ok &= complete;
+            out.println("{\"partition\":" + tp.partition() + ",\"from\":" + from.get(tp) + ",\"until\":" + until.get(tp)
+                    + ",\"received\":" + got + ",\"polls\":" + polls[0] + ",\"complete\":" + complete + "}");
+        }
+        return ok && received == count;
+    }
+
+    // KafkaDataConsumer.get for every offset in [from, until): each fetch is seek, poll, position and the
+    // available range (seekToBeginning + position, seekToEnd + position), exactly the calls Spark makes.
+    private long readRange(TopicPartition tp, long from, long until, int[] polls) {
+        long received = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = sparkExecutorConsumer()) {
+            consumer.assign(List.of(tp));
+            long offset = from;
+            while (offset < until) {
+                consumer.seek(tp, offset);
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL_TIMEOUT);
+                polls[0]++;
+                long offsetAfterPoll = consumer.position(tp);
+                consumer.seekToBeginning(List.of(tp));
+                long earliest = consumer.position(tp);
+                consumer.seekToEnd(List.of(tp));
+                long latest = consumer.position(tp);
+                if (records.isEmpty()) {
+                    // Spark: "Cannot fetch record for offset ..." (or data loss if the offset left the range).
+                    System.err.println("Harness: empty poll for " + tp + " at " + offset + " (position " + offsetAfterPoll
+                            + ", available [" + earliest + ", " + latest + "))");
+                    return received;
+                }
+                for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                    if (record.offset() < offset) {
+                        throw new IllegalStateException("record offset " + record.offset() + " before " + offset);
+                    }
+                    if (record.offset() >= until) {
+                        break;
+                    }
+                    out.println(recordJson(record));
+                    received++;
+                    offset = record.offset() + 1;
+                }
+            }
+        }
+        return received;
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------------
+
+    private static List<TopicPartition> partitionsOf(Admin admin, String topic) throws Exception {
+        TopicDescription description = admin.describeTopics(List.of(topic))
+                .allTopicNames().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic);
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (TopicPartitionInfo info : description.partitions()) {
+            partitions.add(new TopicPartition(topic, info.partition()));
+        }
+        return partitions;
+    }
+
+    private static Map<TopicPartition, ListOffsetsResultInfo> listOffsets(
+            Admin admin, List<TopicPartition> partitions, OffsetSpec spec) throws Exception {
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            request.put(tp, spec);
+        }
+        return admin.listOffsets(request).all().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    private static Map<TopicPartition, Long> offsets(Map<TopicPartition, ListOffsetsResultInfo> infos) {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        infos.forEach((tp, info) -> offsets.put(tp, info.offset()));
+        return offsets;
+    }
+
+    private static ProducerRecord<byte[], byte[]> parseRecord(String topic, String line) {
+        String[] fields = line.split("\t", -1);
+        if (fields.length != 5) {
+            throw new IllegalArgumentException("want 5 tab-separated fields: " + line);
+        }
+        Integer partition = fields[0].equals("-") ? null : Integer.valueOf(fields[0]);
+        Long timestamp = fields[1].equals("-") ? null : Long.valueOf(fields[1]);
+        List<Header> headers = new ArrayList<>();
+        if (!fields[4].equals("-")) {
+            for (String header : fields[4].split(",")) {
+                int eq = header.indexOf('=');
+                headers.add(new RecordHeader(header.substring(0, eq), unbase64(header.substring(eq + 1))));
+            }
+        }
+        return new ProducerRecord<>(topic, partition, timestamp, unbase64(fields[2]), unbase64(fields[3]), headers);
+    }
+
+    private static String recordJson(ConsumerRecord<byte[], byte[]> record) {
+        StringBuilder json = new StringBuilder(128);
+        json.append("{\"partition\":").append(record.partition())
+                .append(",\"offset\":").append(record.offset())
+                .append(",\"timestamp\":").append(record.timestamp())
+                .append(",\"timestamp_type\":").append(quote(record.timestampType().name))
+                .append(",\"leader_epoch\":").append(record.leaderEpoch().map(String::valueOf).orElse("null"))
+                .append(",\"key\":").append(base64(record.key()))
+                .append(",\"value\":").append(base64(record.value()))
+                .append(",\"headers\":[");
+        String separator = "";
+        for (Header header : record.headers()) {
+            json.append(separator).append('[').append(quote(header.key())).append(',').append(base64(header.value())).append(']');
+            separator = ",";
+        }
+        return json.append("]}").toString();
+    }
+
+    private static String nodeIds(List<Node> nodes) {
+        return nodes.stream().map(node -> String.valueOf(node.id())).toList().toString().replace(" ", "");
+    }
+
+    private static byte[] unbase64(String field) {
+        return field.equals("-") ? null : Base64.getDecoder().decode(field);
+    }
+
+    private static String base64(byte[] data) {
+        return data == null ? "null" : "\"" + Base64.getEncoder().encodeToString(data) + "\"";
+    }
+
+    private static String quote(String text) {
+        if (text == null) {
+            return "null";
+        }
+        StringBuilder json = new StringBuilder(text.length() + 2).append('"');
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '"' -> json.append("\\\"");
+                case '\\' -> json.append("\\\\");
+                case '\n' -> json.append("\\n");
+                case '\r' -> json.append("\\r");
+                case '\t' -> json.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        json.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        json.append(c);
+                    }
+                }
+            }
+        }
+        return json.append('"').toString();
+    }
+}
