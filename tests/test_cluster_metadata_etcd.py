@@ -3,9 +3,10 @@ compare-and-swap of partition state, leader election after a broker's lease laps
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 import trio
@@ -23,6 +24,7 @@ from kbroker.cluster.metadata import (
     PartitionState,
     StaleBrokerEpoch,
     TopicAlreadyExists,
+    TopicRecord,
     UnknownTopicOrPartition,
     place_partition,
 )
@@ -388,6 +390,7 @@ async def test_controller_elects_a_new_leader_from_the_isr(etcd: EtcdProcess) ->
                 assert new.leader == old.leader
                 assert new.leader_epoch == old.leader_epoch
             assert new.partition_epoch > old.partition_epoch
+            assert after.is_leader("t", p, new.leader, brokers[new.leader].registration.broker_epoch)
         # broker 2 comes back: the controller does not put it back in any ISR (its leader will, once caught up)
         returned = await h.broker(store, 2)
         await wait_for(store, lambda s: 2 in s.brokers)
@@ -457,11 +460,10 @@ async def test_new_controller_reelects_leader_that_restarted_unnoticed(etcd: Etc
         restarted = await h.broker(store, 3)  # waits until the old registration lapsed
         assert restarted.registration.broker_epoch > brokers[3].registration.broker_epoch
         assert store.snapshot().partitions["t"] == before.partitions["t"]
-        for p, state in before.partitions["t"].items():
-            assert (
-                not store.snapshot().is_leader("t", p, 3, restarted.registration.broker_epoch)
-                or state.leader != 3
-            )
+        # the restarted broker does not resume the leaderships of its previous incarnation
+        assert any(state.leader == 3 for state in before.partitions["t"].values())
+        for p in before.partitions["t"]:
+            assert not store.snapshot().is_leader("t", p, 3, restarted.registration.broker_epoch)
         await h.controller(store, 2)
         after = await wait_for(
             store, lambda s: all(3 not in st.isr for st in s.partitions["t"].values()), timeout=15
@@ -473,3 +475,60 @@ async def test_new_controller_reelects_leader_that_restarted_unnoticed(etcd: Etc
                 assert new.leader_epoch == old.leader_epoch + 1
             else:
                 assert new.leader == old.leader
+
+
+# ---- a watch that silently stops delivering
+
+
+class FreezableProxy:
+    """A TCP relay to etcd that can stop relaying without closing anything, like a partitioned link."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.frozen = False
+        self.port = 0
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._relay_connection, listeners)
+
+    async def _relay_connection(self, client: trio.SocketStream) -> None:
+        try:
+            server = await trio.open_tcp_stream("127.0.0.1", self.target_port)
+        except OSError:
+            return
+        async with client, server, trio.open_nursery() as nursery:
+            nursery.start_soon(self._pump, client, server)
+            nursery.start_soon(self._pump, server, client)
+
+    async def _pump(self, source: trio.SocketStream, sink: trio.SocketStream) -> None:
+        try:
+            while data := await source.receive_some(65536):
+                while self.frozen:  # noqa: ASYNC110
+                    await trio.sleep(0.05)
+                await sink.send_all(data)
+        except trio.BrokenResourceError:
+            pass
+
+
+@pytest.mark.trio
+async def test_stuck_watch_is_restarted_on_another_endpoint(etcd: EtcdProcess) -> None:
+    async with trio.open_nursery() as nursery:
+        proxy = FreezableProxy(etcd.client_port)
+        await nursery.start(proxy.run)
+        client = EtcdClient([f"http://127.0.0.1:{proxy.port}", etcd.endpoint], request_timeout=1)
+        store = MetadataStore(client, "test", watch_check_interval=0.3)
+        await nursery.start(store.run)
+        async with EtcdClient.from_url(etcd.url) as direct:
+            topic = TopicRecord("a", uuid.uuid4(), 1, 1)
+            await direct.put(store.keys.topic("a"), topic.to_json())
+            await wait_for(store, lambda s: "a" in s.topics, timeout=5)
+            proxy.frozen = True
+            await direct.put(store.keys.topic("b"), replace(topic, name="b").to_json())
+            await wait_for(store, lambda s: "b" in s.topics, timeout=15)
+            await direct.delete(store.keys.topic("a"))
+            await wait_for(store, lambda s: "a" not in s.topics, timeout=5)
+        nursery.cancel_scope.cancel()
+    await client.aclose()

@@ -327,7 +327,10 @@ class EtcdClient:
         revision: int = 0,
         limit: int = 0,
         keys_only: bool = False,
+        count_only: bool = False,
+        newest_first: bool = False,
     ) -> RangeResult:
+        """Keys in [key, range_end) (or under prefix key). newest_first sorts by mod_revision, descending."""
         body: dict[str, Any] = {"key": _b64(key)}
         if prefix:
             range_end = prefix_range_end(key)
@@ -339,6 +342,11 @@ class EtcdClient:
             body["limit"] = str(limit)
         if keys_only:
             body["keys_only"] = True
+        if count_only:
+            body["count_only"] = True
+        if newest_first:
+            body["sort_order"] = "DESCEND"
+            body["sort_target"] = "MOD"
         try:
             data = await self._call("/v3/kv/range", body)
         except EtcdError as exc:

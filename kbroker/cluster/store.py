@@ -137,10 +137,20 @@ class PartitionWrite:
 
 
 class MetadataStore:
-    def __init__(self, client: EtcdClient, cluster: str = "default", *, owns_client: bool = True) -> None:
+    def __init__(
+        self,
+        client: EtcdClient,
+        cluster: str = "default",
+        *,
+        owns_client: bool = True,
+        watch_check_interval: float = 5.0,
+    ) -> None:
         self.client = client
         self.keys = KeyLayout(cluster)
         self._owns_client = owns_client
+        self._watch_check_interval = watch_check_interval
+        self._watch_scope: trio.CancelScope | None = None
+        self._cached_keys: set[bytes] = set()
         self._revision = 0
         self._brokers: dict[int, BrokerRegistration] = {}
         self._controller: ControllerRecord | None = None
@@ -177,15 +187,21 @@ class MetadataStore:
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
         task_status.started()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._check_watch_progress)
+            await self._follow()
+
+    async def _follow(self) -> None:
         backoff = 0.1
         while True:
             try:
-                async with self.client.watch(
-                    self.keys.root, prefix=True, start_revision=self._revision + 1
-                ) as stream:
-                    backoff = 0.1
-                    async for response in stream:
-                        self._apply(response)
+                with trio.CancelScope() as self._watch_scope:
+                    async with self.client.watch(
+                        self.keys.root, prefix=True, start_revision=self._revision + 1
+                    ) as stream:
+                        backoff = 0.1
+                        async for response in stream:
+                            self._apply(response)
             except Compacted:
                 # We fell behind etcd's history (e.g. disconnected across a compaction): read everything again.
                 log.info("metadata watch compacted at revision %d; reloading", self._revision)
@@ -194,6 +210,35 @@ class MetadataStore:
                 log.warning("metadata watch lost (%s); resuming from revision %d", exc, self._revision + 1)
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
+
+    async def _check_watch_progress(self) -> None:
+        """Restart a watch that silently stopped delivering (e.g. its endpoint is partitioned away without a
+        TCP reset, which a long-lived HTTP read would wait on forever). Twice in a row, with no progress in
+        between, etcd must show a change the cache lacks: a key newer than the cache, or another key count."""
+        suspect_revision: int | None = None
+        while True:
+            await trio.sleep(self._watch_check_interval)
+            try:
+                newest = await self.client.range(self.keys.root, prefix=True, newest_first=True, limit=1,
+                                                 keys_only=True)  # fmt: skip
+                counted = await self.client.range(
+                    self.keys.root, prefix=True, count_only=True, revision=newest.revision
+                )
+            except EtcdError:
+                continue  # etcd itself is unreachable: nothing to compare with; the watch handles its own errors
+            behind = self._revision < newest.revision and (
+                (bool(newest.kvs) and newest.kvs[0].mod_revision > self._revision)
+                or counted.count != len(self._cached_keys)
+            )
+            if not behind:
+                suspect_revision = None
+            elif suspect_revision == self._revision:
+                log.warning("metadata watch stuck at revision %d; restarting it", self._revision)
+                if self._watch_scope is not None:
+                    self._watch_scope.cancel()
+                suspect_revision = None
+            else:
+                suspect_revision = self._revision
 
     def snapshot(self) -> ClusterSnapshot:
         """The current cached metadata. Cheap: rebuilt only after a change, and sharing unchanged topics."""
@@ -270,6 +315,7 @@ class MetadataStore:
         self._topic_revisions.clear()
         self._partitions.clear()
         self._partition_revisions.clear()
+        self._cached_keys.clear()
         self._snapshot = None
         for kv in kvs:
             self._put(kv)
@@ -294,6 +340,7 @@ class MetadataStore:
         self._changed = trio.Event()
 
     def _put(self, kv: KeyValue) -> None:
+        self._cached_keys.add(kv.key)
         parsed = self.keys.parse(kv.key)
         if parsed is None:
             return
@@ -316,6 +363,7 @@ class MetadataStore:
             log.error("ignoring unreadable metadata at %r: %r", kv.key, exc)
 
     def _delete(self, key: bytes) -> None:
+        self._cached_keys.discard(key)
         parsed = self.keys.parse(key)
         if parsed is None:
             return
