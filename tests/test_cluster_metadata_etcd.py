@@ -14,6 +14,7 @@ from etcd_process import EtcdProcess, running_etcd
 
 from kbroker.cluster.controller import Controller
 from kbroker.cluster.etcd import EtcdClient
+from kbroker.cluster.member import ClusterMember, run_cluster_member
 from kbroker.cluster.metadata import (
     NO_LEADER,
     BrokerRegistration,
@@ -532,3 +533,51 @@ async def test_stuck_watch_is_restarted_on_another_endpoint(etcd: EtcdProcess) -
             await wait_for(store, lambda s: "a" not in s.topics, timeout=5)
         nursery.cancel_scope.cancel()
     await client.aclose()
+
+
+# ---- a broker process's view: run_cluster_member
+
+
+@pytest.mark.trio
+async def test_cluster_members(etcd: EtcdProcess) -> None:
+    url = etcd.url + "/members"
+    async with trio.open_nursery() as nursery:
+        scopes = {}
+        members = {}
+        for node_id in (1, 2, 3):
+            scope = trio.CancelScope()
+
+            async def run(
+                node_id: int, scope: trio.CancelScope, task_status: trio.TaskStatus[ClusterMember]
+            ) -> None:
+                with scope:
+                    await run_cluster_member(
+                        url,
+                        node_id,
+                        "127.0.0.1",
+                        9000 + node_id,
+                        session_timeout=TTL,
+                        task_status=task_status,
+                    )
+
+            members[node_id] = await nursery.start(run, node_id, scope)
+            scopes[node_id] = scope
+        store = members[1].store
+        await wait_for(store, lambda s: len(s.brokers) == 3 and s.controller is not None)
+        await store.create_topic("orders", 3, 3)
+        snapshot = await wait_for(members[3].store, lambda s: s.topic_complete("orders"))
+        controller_id = snapshot.controller.node_id if snapshot.controller else 0
+        assert [m.controller.controller_epoch is not None for m in members.values()].count(True) == 1
+        # stop the controller's process cleanly: another member takes over and moves its leaderships
+        scopes[controller_id].cancel()
+        survivor = members[1 if controller_id != 1 else 2].store
+        after = await wait_for(
+            survivor,
+            lambda s: (
+                s.controller is not None
+                and s.controller.node_id != controller_id
+                and all(st.leader != controller_id for st in s.partitions["orders"].values())
+            ),
+        )
+        assert controller_id not in after.brokers
+        nursery.cancel_scope.cancel()

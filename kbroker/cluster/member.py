@@ -1,0 +1,55 @@
+"""Everything a broker process runs to take part in the cluster, from ``--node-id N --metadata etcd://...``:
+the metadata cache, its broker registration, and a controller candidate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import trio
+
+from kbroker.cluster.controller import Controller
+from kbroker.cluster.metadata import BrokerRegistration
+from kbroker.cluster.store import MetadataStore
+
+
+@dataclass
+class ClusterMember:
+    store: MetadataStore
+    registration: BrokerRegistration
+    """This incarnation, with its broker_epoch."""
+    controller: Controller
+
+
+async def run_cluster_member(
+    metadata_url: str,
+    node_id: int,
+    host: str,
+    port: int,
+    rack: str | None = None,
+    *,
+    session_timeout: int = 10,
+    task_status: trio.TaskStatus[ClusterMember] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """``member = await nursery.start(run_cluster_member, url, node_id, host, port)``.
+
+    Started once the cache holds the current metadata including this broker's registration. Runs until
+    cancelled (then the registration and any controllership are revoked at once), or raises LeaseExpired if
+    the registration was lost (etcd unreachable for session_timeout seconds, or the lease lapsed): the broker
+    must then stop serving as this incarnation, since the controller has moved its leaderships away.
+    """
+    store = MetadataStore.from_url(metadata_url)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(store.run)
+            registration = BrokerRegistration(node_id, host, port, rack)
+            registered: BrokerRegistration = await nursery.start(
+                partial(store.register_broker, registration, ttl=session_timeout)
+            )
+            await store.wait_for_revision(registered.broker_epoch)
+            controller = Controller(store, node_id, lease_ttl=session_timeout)
+            nursery.start_soon(controller.run)
+            task_status.started(ClusterMember(store, registered, controller))
+    finally:
+        with trio.CancelScope(shield=True):
+            await store.aclose()
