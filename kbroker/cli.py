@@ -1,0 +1,93 @@
+"""`kbroker serve`: the command line, shaped like Kafka's own (`--override key=value`, a properties file)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from kbroker.config import BROKER_CONFIGS, BrokerConfig, ConfigError, parse_listener, parse_properties
+
+
+def _configs_epilog() -> str:
+    lines = ["broker configs (Kafka's names; set with --override KEY=VALUE or in --config FILE):"]
+    for d in BROKER_CONFIGS.values():
+        default = "" if d.default is None else f" [default {d.default}]"
+        lines.append(f"  {d.name:<38} {d.doc}{default}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kbroker", description="A Kafka wire-protocol compatible broker.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser(
+        "serve",
+        help="run a broker",
+        description="Run a broker. Single node by default; with --metadata etcd://… it joins a cluster.",
+        epilog=_configs_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--data-dir", help="data directory (log.dirs) [default ./kbroker-data]")
+    serve.add_argument("--listeners", help="PLAINTEXT://HOST:PORT [default PLAINTEXT://127.0.0.1:9092]")
+    serve.add_argument(
+        "--advertised-listeners", help="PLAINTEXT://HOST:PORT given to clients [default: --listeners]"
+    )
+    serve.add_argument("--config", type=Path, help="a properties file of broker configs")
+    serve.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a broker config (repeatable)",
+    )
+    serve.add_argument("--node-id", type=int, help="this broker's id (node.id) [default 0]")
+    serve.add_argument(
+        "--metadata", help="etcd://HOST:PORT[,HOST:PORT…]: join a cluster whose metadata lives in etcd"
+    )
+    serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING [default INFO]")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> BrokerConfig:
+    values: dict[str, str] = {}
+    if args.config is not None:
+        values.update(parse_properties(args.config.read_text()))
+    for item in args.override:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--override needs KEY=VALUE, got {item!r}")
+        values[key.strip()] = value.strip()
+    if args.data_dir is not None:
+        values["log.dirs"] = args.data_dir
+    if args.listeners is not None:
+        values["listeners"] = args.listeners
+    if args.advertised_listeners is not None:
+        values["advertised.listeners"] = args.advertised_listeners
+    if args.node_id is not None:
+        values["node.id"] = str(args.node_id)
+    if args.metadata is not None:
+        if not args.metadata.startswith("etcd://"):
+            raise ConfigError(f"--metadata must be etcd://HOST:PORT[,HOST:PORT…], got {args.metadata!r}")
+        values["metadata.etcd.endpoints"] = args.metadata.removeprefix("etcd://")
+    config = BrokerConfig(values)
+    for listener in config.get_list("listeners") + config.get_list("advertised.listeners"):
+        parse_listener(listener)
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        config = config_from_args(args)
+    except (ConfigError, OSError) as exc:
+        print(f"kbroker: {exc}", file=sys.stderr)
+        return 2
+    from kbroker.server import run_broker
+
+    return run_broker(config)

@@ -1,0 +1,34 @@
+"""DescribeCluster (60), v0-1: the cluster id, the controller and every live broker.
+
+Only the broker endpoint type (1) is served; asking for controllers (2, v1) gets MISMATCHED_ENDPOINT_TYPE as in Kafka
+when the request reaches a broker. Authorized operations are not reported (no ACLs).
+"""
+
+from __future__ import annotations
+
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.errors import ErrorCode
+from protocol.messages.describe_cluster_request import DescribeClusterRequest
+from protocol.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
+
+BROKERS_ENDPOINT = 1
+
+
+@handles(60, 0, 1)
+async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeClusterResponse:
+    broker = ctx.broker
+    if req.endpoint_type != BROKERS_ENDPOINT:
+        return DescribeClusterResponse(
+            error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+            error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
+            endpoint_type=req.endpoint_type,
+        )
+    return DescribeClusterResponse(
+        cluster_id=broker.cluster_id,
+        controller_id=broker.controller_id(),
+        endpoint_type=BROKERS_ENDPOINT,
+        brokers=[
+            DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+            for b in broker.live_brokers()
+        ],
+    )

@@ -1,0 +1,105 @@
+"""DescribeConfigs (32), v1-4 (v1 is Kafka 4.0's minimum).
+
+Topic resources (type 2) list every topic config kbroker honours or accepts, with its effective value and source
+(TOPIC_CONFIG for explicit values, STATIC_BROKER_CONFIG when a broker setting supplies it, DEFAULT_CONFIG otherwise),
+and synonyms when asked. Broker resources (type 4) list the broker configs of `kbroker serve --help`; a broker id other
+than ours is answered by that broker in a cluster, so here it is INVALID_REQUEST. Unknown topics get
+UNKNOWN_TOPIC_OR_PARTITION; unsupported resource types INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from kbroker.config import BROKER_CONFIGS, TOPIC_CONFIG_SYNONYMS
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.errors import ErrorCode
+from protocol.messages.describe_configs_request import DescribeConfigsRequest
+from protocol.messages.describe_configs_response import (
+    DescribeConfigsResourceResult,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+    DescribeConfigsSynonym,
+)
+
+TOPIC = 2
+BROKER = 4
+
+TOPIC_CONFIG_SOURCE = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+
+_TYPE_CODES = {"boolean": 1, "string": 2, "int": 3, "long": 5, "double": 6, "list": 7}
+
+
+@handles(32, 1, 4)
+async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsResponse:
+    broker = ctx.broker
+    results = []
+    for res in req.resources:
+        result = DescribeConfigsResult(
+            resource_type=res.resource_type, resource_name=res.resource_name, error_message=None
+        )
+        results.append(result)
+        wanted = set(res.configuration_keys) if res.configuration_keys else None
+        if res.resource_type == TOPIC:
+            topic = broker.topics.get(res.resource_name)
+            if topic is None:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                result.error_message = f"Topic {res.resource_name} does not exist"
+                continue
+            for name, value, source in broker.describe_topic_configs(topic.configs):
+                if wanted is not None and name not in wanted:
+                    continue
+                entry = DescribeConfigsResourceResult(
+                    name=name,
+                    value=value,
+                    is_default=source == DEFAULT_CONFIG,
+                    config_source=source,
+                    documentation=None,
+                    config_type=_TYPE_CODES.get(_topic_type(name), 2),
+                )
+                if req.include_synonyms:
+                    entry.synonyms = _topic_synonyms(ctx, name, topic.configs)
+                result.configs.append(entry)
+        elif res.resource_type == BROKER:
+            if res.resource_name not in ("", str(broker.node_id)):
+                result.error_code = ErrorCode.INVALID_REQUEST
+                result.error_message = f"broker {res.resource_name} is not this broker ({broker.node_id})"
+                continue
+            for name, value, is_default in broker.config.describe():
+                if wanted is not None and name not in wanted:
+                    continue
+                defn = BROKER_CONFIGS[name]
+                result.configs.append(
+                    DescribeConfigsResourceResult(
+                        name=name,
+                        value=value,
+                        read_only=True,
+                        is_default=is_default,
+                        config_source=DEFAULT_CONFIG if is_default else STATIC_BROKER_CONFIG,
+                        config_type=_TYPE_CODES.get(defn.type, 2),
+                        documentation=defn.doc if req.include_documentation else None,
+                    )
+                )
+        else:
+            result.error_code = ErrorCode.INVALID_REQUEST
+            result.error_message = f"unsupported resource type {res.resource_type}"
+    return DescribeConfigsResponse(results=results)
+
+
+def _topic_type(name: str) -> str:
+    broker_name = TOPIC_CONFIG_SYNONYMS.get(name)
+    return BROKER_CONFIGS[broker_name].type if broker_name else "string"
+
+
+def _topic_synonyms(ctx: RequestContext, name: str, explicit: dict[str, str]) -> list[DescribeConfigsSynonym]:
+    out = []
+    if name in explicit:
+        out.append(DescribeConfigsSynonym(name=name, value=explicit[name], source=TOPIC_CONFIG_SOURCE))
+    broker_name = TOPIC_CONFIG_SYNONYMS.get(name)
+    if broker_name is not None:
+        config = ctx.broker.config
+        source = STATIC_BROKER_CONFIG if broker_name in config.explicit else DEFAULT_CONFIG
+        value = config.raw(broker_name)
+        if value is not None:
+            out.append(DescribeConfigsSynonym(name=broker_name, value=value, source=source))
+    return out

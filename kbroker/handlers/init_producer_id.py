@@ -1,0 +1,23 @@
+"""InitProducerId (22), v0-5.
+
+For idempotent producers (null transactional id) every call returns a fresh producer id with epoch 0, unique across
+restarts (ids are reserved in blocks persisted in the data directory, or in etcd in a cluster). The Java client bumps
+an idempotent producer's epoch itself (KIP-360), so no epoch bump is needed here.
+Not implemented: transactions. A transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED with a clear message
+(docs/kafka-differences.md).
+"""
+
+from __future__ import annotations
+
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.errors import ErrorCode
+from protocol.messages.init_producer_id_request import InitProducerIdRequest
+from protocol.messages.init_producer_id_response import InitProducerIdResponse
+
+
+@handles(22, 0, 5)
+async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse:
+    if req.transactional_id is not None:
+        return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    producer_id = await ctx.broker.allocate_producer_id()
+    return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
