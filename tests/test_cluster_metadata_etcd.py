@@ -64,14 +64,16 @@ class Harness:
         await self.nursery.start(store.run)
         return store
 
-    async def broker(self, store: MetadataStore, node_id: int, revoke_on_exit: bool = False) -> Broker:
+    async def broker(
+        self, store: MetadataStore, node_id: int, revoke_on_exit: bool = False, ttl: int = TTL
+    ) -> Broker:
         scope = trio.CancelScope()
 
         async def run(task_status: trio.TaskStatus[BrokerRegistration]) -> None:
             with scope:
                 await store.register_broker(
                     BrokerRegistration(node_id, "127.0.0.1", 9000 + node_id),
-                    ttl=TTL,
+                    ttl=ttl,
                     revoke_on_exit=revoke_on_exit,
                     task_status=task_status,
                 )
@@ -137,10 +139,10 @@ async def test_broker_registration_lapses_with_its_lease(etcd: EtcdProcess) -> N
 async def test_clean_shutdown_revokes_registration_at_once(etcd: EtcdProcess) -> None:
     async with harness(etcd) as h:
         store = await h.store()
-        broker = await h.broker(store, 1, revoke_on_exit=True)
+        broker = await h.broker(store, 1, revoke_on_exit=True, ttl=30)
         await wait_for(store, lambda s: 1 in s.brokers)
         broker.crash()
-        await wait_for(store, lambda s: 1 not in s.brokers, timeout=1.5)
+        await wait_for(store, lambda s: 1 not in s.brokers, timeout=10)  # far less than the TTL
 
 
 @pytest.mark.trio
