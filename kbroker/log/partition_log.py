@@ -735,10 +735,14 @@ def _recover_segments(
     segments: list[LogSegment] = []
     recovered: list[LogSegment] = []
     for i, base in enumerate(bases):
-        if segments and base < segments[-1].next_offset:
-            # Overlaps its predecessor: left by an interrupted truncation. Nothing from here on can be trusted.
+        if segments and base != segments[-1].next_offset:
+            # Segments are contiguous (a roll starts the new one at the log end offset). One that overlaps or
+            # leaves a gap is left over from a truncation (which deletes the later segments) cut short by a crash.
             logger.warning(
-                "%s: segment %d overlaps the previous one; deleting it and later ones", directory.name, base
+                "%s: segment %d does not follow the previous one (ending at %d); deleting it and later ones",
+                directory.name,
+                base,
+                segments[-1].next_offset,
             )
             for later in bases[i:]:
                 _delete_segment_files(directory, later)
