@@ -801,3 +801,23 @@ def test_completions_are_data() -> None:
             ),
         ),
     )
+
+
+def test_member_told_to_rejoin_after_a_long_sync_wait_gets_a_fresh_session() -> None:
+    """A follower parked in SyncGroup longer than its session, then sent back to rejoin, can still expire."""
+    h = H()
+    a, b = h.join_id(req(client="a")), h.join_id(req(client="b"))
+    pa, pb = h.join(req(a)), h.join(req(b))
+    h.tick(0)
+    gen = h.join_result(pa).generation_id
+    h.join_result(pb)
+    parked = h.sync(b, gen)
+    for t in range(9000, REBALANCE, 9000):  # the leader stays alive but never sends SyncGroup
+        assert h.heartbeat(a, gen, now=t) is E.NONE
+        h.tick(t)  # b's session deadline passes while it waits: it stays, its session is paused
+    assert b in h.group.members
+    h.tick(REBALANCE)  # the leader is removed for not syncing and the rebalance starts over
+    assert h.sync_result(parked).error is E.REBALANCE_IN_PROGRESS
+    assert h.group.members[b].heartbeat_deadline_ms == REBALANCE + SESSION
+    h.tick(REBALANCE + SESSION)  # b never rejoins: its session ends
+    assert b not in h.group.members

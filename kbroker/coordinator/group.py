@@ -612,7 +612,7 @@ class Group:
     def _prepare_rebalance(self, now_ms: int) -> None:
         if self.state is GroupState.COMPLETING_REBALANCE:
             # Members waiting for their assignment must rejoin instead.
-            self._reset_and_propagate_assignment(ErrorCode.REBALANCE_IN_PROGRESS)
+            self._reset_and_propagate_assignment(ErrorCode.REBALANCE_IN_PROGRESS, now_ms)
         self.pending_sync_members.clear()
         self.sync_deadline_ms = None
         initial = self.state is GroupState.EMPTY
@@ -709,12 +709,12 @@ class Group:
             topics |= member_topics
         self.subscribed_topics = frozenset(topics)
 
-    def _reset_and_propagate_assignment(self, error: ErrorCode) -> None:
+    def _reset_and_propagate_assignment(self, error: ErrorCode, now_ms: int) -> None:
         for member in self.members.values():
             member.assignment = b""
-        self._propagate_assignment(error, None)
+        self._propagate_assignment(error, now_ms)
 
-    def _propagate_assignment(self, error: ErrorCode, now_ms: int | None) -> None:
+    def _propagate_assignment(self, error: ErrorCode, now_ms: int) -> None:
         ok = error is ErrorCode.NONE
         for member in self.members.values():
             if member.sync_ticket is None:
@@ -729,9 +729,8 @@ class Group:
                 ),
             )
             member.sync_ticket = None
-            if now_ms is not None:
-                # Sessions did not run while the member waited for its assignment: start counting now.
-                member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+            # Sessions did not run while the member waited for its answer (error or not): start counting now.
+            member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
 
     # ---- SyncGroup ---------------------------------------------------------------------------------------------
 
