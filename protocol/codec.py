@@ -143,7 +143,11 @@ def _plan(struct: StructSchema, version: int, flexible: bool) -> _Plan:
         read, write = _field_fns(f, version, flexible)
         if f.tag is not None and version in f.tagged:
             if flexible:
-                tagged.append((f.tag, f.name, read, write, f.default))
+                default = f.default
+                if f.struct is not None and not f.array and default is None and version not in f.nullable:
+                    # a tagged struct is omitted when it equals a fresh default instance
+                    default = f.struct.cls()
+                tagged.append((f.tag, f.name, read, write, default))
             continue
         fields.append((f.name, read, write))
     tagged.sort(key=lambda t: t[0])
