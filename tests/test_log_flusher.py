@@ -1,0 +1,260 @@
+"""The group committer: concurrent produces share fsyncs; an fsync failure takes the log offline for good."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from kbroker.log.config import LogConfig
+from kbroker.log.errors import LogError
+from kbroker.log.flusher import GroupCommitter
+from kbroker.log.partition_log import PartitionLog
+from protocol.errors import ErrorCode
+from protocol.records import Record, build_batch
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def batch() -> bytearray:
+    return build_batch([Record(0, 0, b"k", b"v" * 50)])
+
+
+def open_log(tmp_path: Path, name: str = "t-0", config: LogConfig | None = None) -> PartitionLog:
+    return PartitionLog.open(tmp_path / name, config or LogConfig(), now_ms=0)
+
+
+def fd_path(fd: int) -> str:
+    return os.readlink(f"/proc/self/fd/{fd}")
+
+
+@pytest.fixture
+def fsync_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Paths of every fsync made from now on (the storage code calls os.fsync through the os module)."""
+    calls: list[str] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        calls.append(fd_path(fd))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    return calls
+
+
+def patch_fsync(
+    monkeypatch: pytest.MonkeyPatch, wrapper: Callable[[Callable[[int], None], int], None]
+) -> None:
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: wrapper(real, fd))
+
+
+@pytest.mark.trio
+async def test_a_durable_offset_returns_at_once(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    committer = GroupCommitter()
+    with trio.fail_after(5):
+        await committer.wait_durable(log, 0)  # nothing to wait for, and no committer task needed
+    log.append_as_leader(batch(), 0, 0)
+    log.flush()
+    with trio.fail_after(5):
+        await committer.wait_durable(log, 1)
+    with pytest.raises(ValueError, match="beyond the log end offset"):
+        await committer.wait_durable(log, 2)
+
+
+@pytest.mark.trio
+async def test_concurrent_waiters_share_one_fsync(tmp_path: Path, fsync_calls: list[str]) -> None:
+    log = open_log(tmp_path)
+    log.append_as_leader(
+        batch(), 0, 0
+    )  # the first append of an epoch also writes the leader epoch checkpoint
+    committer = GroupCommitter()
+    done: list[int] = []
+
+    async def produce(i: int) -> None:
+        info = log.append_as_leader(batch(), 0, 0)
+        await committer.wait_durable(log, info.last_offset + 1)
+        assert log.recovery_point > info.last_offset
+        done.append(i)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        fsync_calls.clear()
+        with trio.fail_after(10):
+            async with trio.open_nursery() as producers:
+                for i in range(50):
+                    producers.start_soon(produce, i)
+        nursery.cancel_scope.cancel()
+    assert sorted(done) == list(range(50))
+    assert committer.rounds == 1
+    assert fsync_calls == [str(log.segments[0].log_path)]
+    assert log.recovery_point == log.log_end_offset == 51
+
+
+@pytest.mark.trio
+async def test_produces_arriving_during_an_fsync_share_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow(real: Callable[[int], None], fd: int) -> None:
+        threading.Event().wait(0.02)
+        real(fd)
+
+    patch_fsync(monkeypatch, slow)
+    log = open_log(tmp_path)
+    committer = GroupCommitter()
+
+    async def producer() -> None:
+        for _ in range(5):
+            info = log.append_as_leader(batch(), 0, 0)
+            await committer.wait_durable(log, info.last_offset + 1)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        with trio.fail_after(20):
+            async with trio.open_nursery() as producers:
+                for _ in range(20):
+                    producers.start_soon(producer)
+        nursery.cancel_scope.cancel()
+    assert log.log_end_offset == 100
+    # each round serves every producer waiting on it: about one round per wave, not one per produce
+    assert committer.rounds <= 6
+
+
+@pytest.mark.trio
+async def test_fsync_failure_takes_only_that_log_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good, bad = open_log(tmp_path, "good-0"), open_log(tmp_path, "bad-0")
+    for log in (good, bad):
+        log.append_as_leader(batch(), 0, 0)  # writes the leader epoch checkpoint before fsyncs fail
+    failing = True
+
+    def inject(real: Callable[[int], None], fd: int) -> None:
+        if failing and "bad-0" in fd_path(fd):
+            raise OSError(errno.EIO, "injected fsync failure")
+        real(fd)
+
+    patch_fsync(monkeypatch, inject)
+    committer = GroupCommitter()
+    outcome: dict[str, ErrorCode] = {}
+
+    async def produce(log: PartitionLog) -> None:
+        info = log.append_as_leader(batch(), 0, 0)
+        try:
+            await committer.wait_durable(log, info.last_offset + 1)
+        except LogError as e:
+            outcome[log.name] = e.code
+        else:
+            outcome[log.name] = ErrorCode.NONE
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        with trio.fail_after(10):
+            async with trio.open_nursery() as producers:
+                producers.start_soon(produce, good)
+                producers.start_soon(produce, bad)
+        assert outcome == {"good-0": ErrorCode.NONE, "bad-0": ErrorCode.KAFKA_STORAGE_ERROR}
+        assert bad.offline
+        assert not good.offline
+
+        # never retried: even once fsync works again, the offline log refuses writes and durability waits
+        failing = False
+        with pytest.raises(LogError) as e:
+            bad.append_as_leader(batch(), 0, 0)
+        assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+        with pytest.raises(LogError) as e:
+            await committer.wait_durable(bad, 2)
+        assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+        with pytest.raises(LogError) as e:
+            bad.read(0, 100, max_offset=2)
+        assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+        with trio.fail_after(10):
+            await produce(good)
+        assert outcome["good-0"] == ErrorCode.NONE
+        nursery.cancel_scope.cancel()
+    bad.close()  # an offline log closes without writing anything: the next open recovers it
+    assert not bad.segments[0].index_path.exists()
+
+
+def test_a_write_error_takes_the_log_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = open_log(tmp_path)
+
+    def full_disk(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "injected: no space left")
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(LogError) as e:
+        log.append_as_leader(batch(), 0, 0)
+    assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert log.offline
+    assert log.log_end_offset == 0
+
+
+@pytest.mark.trio
+async def test_a_truncation_during_the_fsync_fails_the_waiter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+
+    def held_in_worker(real: Callable[[int], None], fd: int) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            release.wait(10)
+        real(fd)
+
+    patch_fsync(monkeypatch, held_in_worker)
+    log = open_log(tmp_path)
+    log.append_as_leader(batch(), 0, 0)
+    log.flush()  # offset 0 is durable
+    committer = GroupCommitter()
+    outcome: list[ErrorCode] = []
+    answered = trio.Event()
+
+    async def wait_for_offset_1() -> None:
+        try:
+            await committer.wait_durable(log, 2)
+        except LogError as e:
+            outcome.append(e.code)
+        answered.set()
+
+    log.append_as_leader(batch(), 0, 0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        nursery.start_soon(wait_for_offset_1)
+        await trio.testing.wait_all_tasks_blocked()  # the round's fsync is held in the worker
+        log.truncate_to(1)  # a new leader's log diverged: offset 1 goes, and is written again
+        log.append_as_leader(batch(), 0, 0)
+        release.set()
+        with trio.fail_after(10):
+            await answered.wait()
+        nursery.cancel_scope.cancel()
+    assert outcome == [ErrorCode.NOT_LEADER_OR_FOLLOWER]
+    assert log.recovery_point == 1, "the round's flush covered data that was truncated: not counted"
+
+
+@pytest.mark.trio
+async def test_rolled_segments_are_sealed_by_the_committer(tmp_path: Path, fsync_calls: list[str]) -> None:
+    log = open_log(tmp_path, config=LogConfig(segment_bytes=500))
+    committer = GroupCommitter()
+    for _ in range(10):
+        info = log.append_as_leader(batch(), 0, 0)
+    sealed = log.segments[:-1]
+    assert sealed
+    fsync_calls.clear()
+    assert not any(s.index_path.exists() for s in sealed), "index files only after the data is durable"
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        with trio.fail_after(10):
+            await committer.wait_durable(log, info.last_offset + 1)
+        nursery.cancel_scope.cancel()
+    assert all(s.index_path.exists() and s.time_index_path.exists() for s in sealed)
+    assert not log.segments[-1].index_path.exists()
+    assert str(log.directory) in fsync_calls, "the new segment files' directory entries are fsynced"
+    data_syncs = [p for p in fsync_calls if p.endswith(".log")]
+    assert sorted(data_syncs) == sorted(str(s.log_path) for s in log.segments)

@@ -1,0 +1,137 @@
+"""LogConfig parsing and the LogManager's partition directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kbroker.log.config import ConfigError, LogConfig
+from kbroker.log.log_manager import LogManager, parse_partition_dir_name
+from protocol.records import Record, build_batch
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_defaults_are_kafkas() -> None:
+    config = LogConfig()
+    assert config.segment_bytes == 1 << 30
+    assert config.segment_ms == config.retention_ms == 7 * 24 * 3600 * 1000
+    assert config.retention_bytes == -1
+    assert config.index_interval_bytes == 4096
+    assert config.max_message_bytes == 1048588
+    assert config.delete_enabled
+    assert not config.compact_enabled
+    assert not config.log_append_time
+
+
+def test_from_properties_overrides_defaults() -> None:
+    base = LogConfig.from_properties({"segment.bytes": "1000", "retention.ms": "-1"})
+    config = LogConfig.from_properties(
+        {
+            "retention.ms": "60000",
+            "cleanup.policy": "compact, delete",
+            "message.timestamp.type": "LogAppendTime",
+            "min.cleanable.dirty.ratio": "0.1",
+            "retention.bytes": "-5",
+            "unclean.leader.election.enable": "TRUE",
+            "compression.type": "zstd",  # known to Kafka, not modelled here: ignored
+        },
+        base,
+    )
+    assert config.segment_bytes == 1000
+    assert config.retention_ms == 60000
+    assert config.cleanup_policy == {"compact", "delete"}
+    assert config.log_append_time
+    assert config.min_cleanable_dirty_ratio == 0.1
+    assert config.retention_bytes == -5
+    assert config.unclean_leader_election_enable
+    # string defaults, as the broker's log.* settings give them
+    assert LogConfig.from_properties({}, {"segment.bytes": "2048"}).segment_bytes == 2048
+    assert LogConfig.from_properties(config.to_properties()) == config
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("segment.bytes", "13"),
+        ("segment.bytes", "lots"),
+        ("segment.ms", "0"),
+        ("retention.ms", "-2"),
+        ("index.interval.bytes", "-1"),
+        ("message.timestamp.type", "WallClock"),
+        ("cleanup.policy", "archive"),
+        ("cleanup.policy", ""),
+        ("min.cleanable.dirty.ratio", "1.5"),
+        ("max.message.bytes", "1e6"),
+        ("min.insync.replicas", "0"),
+        ("unclean.leader.election.enable", "yes"),
+    ],
+)
+def test_bad_values_raise_config_error_naming_the_config(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name.replace(".", r"\.")):
+        LogConfig.from_properties({name: value})
+
+
+def test_partition_dir_names() -> None:
+    assert parse_partition_dir_name("my-topic-12") == ("my-topic", 12)
+    assert parse_partition_dir_name("t-0") == ("t", 0)
+    assert parse_partition_dir_name("meta.properties") is None
+    assert parse_partition_dir_name("-3") is None
+    assert parse_partition_dir_name("topic-x") is None
+
+
+def test_create_get_reopen_delete(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    log = manager.create("orders-v2", 3, LogConfig(segment_bytes=4096), now_ms=0)
+    assert manager.create("orders-v2", 3, LogConfig()) is log
+    assert manager.get("orders-v2", 3) is log
+    assert manager.get("orders-v2", 4) is None
+    manager.create("other", 0, LogConfig())
+    log.append_as_leader(build_batch([Record(0, 0, b"k", b"v")]), 0, 0)
+    (tmp_path / "meta.properties").write_text("cluster.id=x\n")
+    (tmp_path / "not-a-partition").mkdir()
+    manager.close_all()
+
+    manager = LogManager(tmp_path, LogConfig(), topic_configs={"orders-v2": LogConfig(segment_bytes=4096)})
+    assert manager.partitions() == [("orders-v2", 3), ("other", 0)]
+    reopened = manager.get("orders-v2", 3)
+    assert reopened is not None
+    assert reopened.log_end_offset == 1
+    assert reopened.config.segment_bytes == 4096
+    manager.update_config("orders-v2", LogConfig(segment_bytes=8192))
+    assert reopened.config.segment_bytes == 8192
+
+    assert manager.delete("orders-v2", 3)
+    assert not manager.delete("orders-v2", 3)
+    assert manager.get("orders-v2", 3) is None
+    assert not (tmp_path / "orders-v2-3").exists()
+    assert not any(p.name.endswith("-delete") for p in tmp_path.iterdir())
+    manager.close_all()
+
+
+def test_leftover_deleted_directories_are_removed_at_start(tmp_path: Path) -> None:
+    doomed = tmp_path / "t-0.0123abcd-delete"
+    doomed.mkdir()
+    (doomed / "00000000000000000000.log").write_bytes(b"x")
+    manager = LogManager(tmp_path, LogConfig())
+    assert not doomed.exists()
+    assert manager.partitions() == []
+
+
+def test_retention_pass_covers_every_log(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=500, retention_ms=1000)
+    manager = LogManager(tmp_path, config)
+    for partition in range(3):
+        log = manager.create("t", partition, config, now_ms=0)
+        for _ in range(20):
+            log.append_as_leader(build_batch([Record(0, 0, b"k", b"v" * 100)]), 0, now_ms=0)
+        log.advance_high_watermark(log.log_end_offset)
+    deleted = manager.retention_pass(now_ms=10_000)
+    assert deleted > 0
+    for partition in range(3):
+        log = manager.get("t", partition)
+        assert log is not None
+        assert len(log.segments) == 1
+        assert log.log_start_offset > 0
+    manager.close_all()
