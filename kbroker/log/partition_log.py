@@ -167,7 +167,6 @@ class PartitionLog:
             # Clean shutdown: the active segment's index files describe it as closed; it grows again from now on,
             # so they must go before the first append (and durably, or a crash would make them look current).
             active.remove_index_files()
-            recovered.append(active)
         # Make what recovery kept durable before trusting it: from here on recovery_point == log_end_offset.
         for segment in recovered:
             os.fsync(segment.fd)
