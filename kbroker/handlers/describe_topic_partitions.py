@@ -3,7 +3,8 @@
 Topics are answered in name order (all topics when the list is empty), partitions in index order, at most
 `response_partition_limit` partitions per response; when the limit cuts a topic, `next_cursor` says where to resume,
 and a request's `cursor` resumes there. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION. Eligible leader replicas
-(KIP-966) are not tracked: reported as null.
+(KIP-966) are not tracked: reported as empty lists
+(the Java Admin cannot read null there).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> De
                     replica_nodes=list(state.replicas),
                     isr_nodes=list(state.isr),
                     offline_replicas=list(state.offline_replicas),
+                    # The Java Admin streams these lists without a null check, so send empty lists, not null.
+                    eligible_leader_replicas=[],
+                    last_known_elr=[],
                 )
             )
             budget -= 1
