@@ -192,7 +192,7 @@ class Bystander:
             values: list[int] = []
             deadline = time.monotonic() + 30
             while len(values) < self.sent and time.monotonic() < deadline:
-                for message in consumer.consume(1000, timeout=1.0):
+                for message in consumer.consume(1000, timeout=0.2):
                     assert message.error() is None, message.error()
                     assert message.offset() == len(values)
                     value = message.value()
@@ -304,9 +304,8 @@ def test_api_versions_newer_than_supported_gets_error_35_in_v0(
 
 def test_produce_with_wrong_crc_gets_corrupt_message(broker: BrokerProcess, bystander: Bystander) -> None:
     topic = f"crc-{uuid.uuid4().hex[:8]}"
-    AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics(
-        [NewTopic(topic, num_partitions=1, replication_factor=1)]
-    )[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # must outlive the future it returns
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
     with connect(broker) as sock:
         good = record_batch(b"first")
         sock.sendall(frame(API_PRODUCE, 7, 1, produce_v7(topic, 0, bytes(good))))
