@@ -7,12 +7,12 @@ new list, never a torn one. In a cluster the same facts live in etcd (kbroker/cl
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kbroker.log.files import replace_file
 from protocol.errors import ErrorCode
 
 MAX_TOPIC_NAME_LENGTH = 249
@@ -132,16 +132,5 @@ class TopicRegistry:
 
 
 def write_file_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Atomic and durable: temporary file, fsync, rename, fsync of the directory."""
+    replace_file(path, data, fsync=True, fsync_dir=True)

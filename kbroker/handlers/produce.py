@@ -23,7 +23,7 @@ from kbroker.handlers.registry import CloseConnection, RequestContext, handles
 from protocol.errors import ErrorCode
 from protocol.messages.produce_request import ProduceRequest
 from protocol.messages.produce_response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
-from protocol.records import RecordBatch, iter_batches, validate_batch
+from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatch
 
 log = logging.getLogger(__name__)
 
@@ -38,37 +38,17 @@ class _Pending:
     last_offset: int
 
 
-def _check_batch(
-    records: bytes | memoryview | None, version: int, max_message_bytes: int
-) -> tuple[ErrorCode, str | None, RecordBatch | None]:
-    if records is None or len(records) == 0:
-        return ErrorCode.INVALID_RECORD, "no record batch", None
-    batches = list(iter_batches(records))
-    if len(batches) != 1 or batches[0].size != len(records):
-        return (
-            ErrorCode.INVALID_RECORD,
-            "produce requests must carry exactly one record batch per partition",
-            None,
-        )
-    batch = batches[0]
-    problem = validate_batch(batch)
-    if problem is not None:
-        return problem.code, problem.message, None
-    if batch.size > max_message_bytes:
-        return (
-            ErrorCode.MESSAGE_TOO_LARGE,
-            f"batch of {batch.size} bytes exceeds max.message.bytes {max_message_bytes}",
-            None,
-        )
+def _check_batch(records: bytes | memoryview | None, version: int) -> tuple[ErrorCode, str | None]:
+    """The checks that depend on the request rather than the log; the log validates the batch itself (framing,
+    magic, CRC, record count, size) when it appends."""
+    if records is None or len(records) < RECORD_BATCH_OVERHEAD:
+        return ErrorCode.INVALID_RECORD, "a produce request must carry one record batch per partition"
+    batch = RecordBatch(records)
     if batch.compression == ZSTD and version < 7:
-        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later", None
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"
     if batch.is_transactional or batch.is_control:
-        return (
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            "transactions are not supported by kbroker",
-            None,
-        )
-    return ErrorCode.NONE, None, batch
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactions are not supported by kbroker"
+    return ErrorCode.NONE, None
 
 
 @handles(0, 3, 11)
@@ -100,14 +80,14 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | 
                 presp.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
                 presp.error_message = f"cannot produce to the internal topic {topic.name}"
                 continue
-            max_bytes = broker.topic_log_config(topic).max_message_bytes
-            code, message, batch = _check_batch(pdata.records, version, max_bytes)
-            if batch is None:
+            code, message = _check_batch(pdata.records, version)
+            if code != ErrorCode.NONE:
                 presp.error_code = code
                 presp.error_message = message
                 continue
+            assert pdata.records is not None
             try:
-                info = broker.append_records(topic.name, pdata.index, bytearray(batch.buf), req.acks, now)
+                info = broker.append_records(topic.name, pdata.index, bytearray(pdata.records), req.acks, now)
             except AppendError as exc:
                 presp.error_code = exc.code
                 presp.error_message = exc.message
