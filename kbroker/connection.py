@@ -56,7 +56,7 @@ def _unsupported_api_versions(correlation_id: int) -> bytes:
     return bytes(w.out)
 
 
-async def handle_request(broker: Broker, frame: bytearray, peer: str, connection_id: int) -> bytes | None:
+async def handle_request(broker: Broker, frame: bytearray, peer: str, connection_id: int) -> bytearray | bytes | None:
     """Decode, dispatch and encode one request; None means no response (acks=0 produce)."""
     r = Reader(frame)
     header = read_request_header_prefix(r)
@@ -91,7 +91,7 @@ async def handle_request(broker: Broker, frame: bytearray, peer: str, connection
     encode_response_header(w, header.correlation_id, response_header_version(schema, version))
     encode_into(w, response, version)
     w.out[0:4] = (len(w.out) - 4).to_bytes(4, "big")
-    return bytes(w.out)
+    return w.out  # no copy: a fetch response can be megabytes
 
 
 async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
