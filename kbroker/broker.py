@@ -24,6 +24,7 @@ from kbroker.config import (
     Listener,
     parse_listener,
 )
+from kbroker.coordinator.wiring import GroupService
 from kbroker.log.config import ConfigError as LogConfigError
 from kbroker.log.config import LogConfig
 from kbroker.log.errors import LogError
@@ -125,6 +126,8 @@ class Broker:
         # Woken whenever any partition's high watermark moves, for long-poll fetches.
         self._data_arrived = trio.Event()
         self.bound_port: int | None = None
+        # The group coordinator and __consumer_offsets (kbroker/coordinator/wiring.py); started by run().
+        self.groups = GroupService(self)
 
     # ---- cluster view --------------------------------------------------------------------------------------------
 
@@ -197,6 +200,7 @@ class Broker:
         for p in range(topic.num_partitions):
             self.logs.delete(name, p)
         log.info("deleted topic %s", name)
+        self.groups.on_topics_deleted([name])
 
     def default_partitions(self) -> int:
         return self.config.get_int("num.partitions")
@@ -220,6 +224,18 @@ class Broker:
 
     def is_leader(self, topic: str, partition: int) -> bool:
         return self.partition_state(topic, partition).leader == self.node_id
+
+    # ---- group coordinator ownership (which __consumer_offsets partitions this broker coordinates) -----------------
+
+    def coordinator_owns(self, partition: int) -> bool:
+        return self.groups.owns(partition)
+
+    def on_become_offsets_leader(self, partition: int) -> None:
+        """Load the partition's groups; a single node does this for every partition at startup."""
+        self.groups.on_become_leader(partition)
+
+    async def on_resign_offsets_leader(self, partition: int) -> None:
+        await self.groups.on_resign_leader(partition)
 
     # ---- produce, fetch, offsets -----------------------------------------------------------------------------------
 
@@ -372,6 +388,8 @@ class Broker:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.committer.run)
             nursery.start_soon(self._retention_loop)
+            # Before the listener: groups are loaded before any client can ask about them.
+            await self.groups.start(nursery)
             port = await nursery.start(serve_listener, self)
             self.bound_port = port
             task_status.started(port)

@@ -1,0 +1,21 @@
+"""DeleteGroups (42), v0-2.
+
+Deletes each group with all its committed offsets (tombstones in `__consumer_offsets`), answering once they are
+durable. GROUP_ID_NOT_FOUND for a group we do not know, NON_EMPTY_GROUP while it has members, NOT_COORDINATOR for a
+group another broker coordinates. A group named twice is answered once.
+"""
+
+from __future__ import annotations
+
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.messages.delete_groups_request import DeleteGroupsRequest
+from protocol.messages.delete_groups_response import DeletableGroupResult, DeleteGroupsResponse
+
+
+@handles(42, 0, 2)
+async def handle(ctx: RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    group_ids = list(dict.fromkeys(req.groups_names))
+    results = await ctx.broker.groups.runtime.delete_groups(group_ids)
+    return DeleteGroupsResponse(
+        results=[DeletableGroupResult(group_id=group_id, error_code=error) for group_id, error in results]
+    )

@@ -1,0 +1,62 @@
+"""FindCoordinator (10), v0-6.
+
+A group's coordinator is the leader of its `__consumer_offsets` partition (Java's `abs(groupId.hashCode()) %
+partitions`); the answer is that broker's id, host and port. v0-3 ask for one key (v0: always a group); v4+ batch
+`coordinator_keys` and get one entry each. COORDINATOR_NOT_AVAILABLE when the partition has no live leader, or when
+we lead it but have not loaded it yet (clients ask again).
+Not implemented: transactions, so key type 1 gets COORDINATOR_NOT_AVAILABLE, and share groups (key type 2, like any
+unknown key type) INVALID_REQUEST. Error messages are ours; on success it is "NONE", as Kafka sends.
+"""
+
+from __future__ import annotations
+
+from kbroker.coordinator.wiring import CoordinatorLookupError
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.errors import ErrorCode
+from protocol.messages.find_coordinator_request import FindCoordinatorRequest
+from protocol.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
+
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+
+
+def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
+    """One key's answer; the v0-3 response copies its fields to the top level."""
+    # Kafka sends the error's message, which for NONE is its name.
+    answer = Coordinator(
+        key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.NONE, error_message="NONE"
+    )
+    if key_type == TRANSACTION_KEY_TYPE:
+        answer.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        answer.error_message = "transactions are not supported by kbroker"
+        return answer
+    if key_type != GROUP_KEY_TYPE:
+        answer.error_code = ErrorCode.INVALID_REQUEST
+        answer.error_message = f"unsupported coordinator key type {key_type}"
+        return answer
+    try:
+        endpoint = ctx.broker.groups.find_group_coordinator(key)
+    except CoordinatorLookupError as exc:
+        answer.error_code = exc.code
+        answer.error_message = exc.message
+        return answer
+    answer.node_id, answer.host, answer.port = endpoint.node_id, endpoint.host, endpoint.port
+    return answer
+
+
+@handles(10, 0, 6)
+async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
+    version = ctx.api_version
+    if version >= 4:
+        return FindCoordinatorResponse(
+            coordinators=[_lookup(ctx, req.key_type, key) for key in req.coordinator_keys]
+        )
+    key_type = req.key_type if version >= 1 else GROUP_KEY_TYPE
+    answer = _lookup(ctx, key_type, req.key)
+    return FindCoordinatorResponse(
+        error_code=answer.error_code,
+        error_message=answer.error_message,
+        node_id=answer.node_id,
+        host=answer.host,
+        port=answer.port,
+    )

@@ -1,0 +1,31 @@
+"""LeaveGroup (13), v0-5.
+
+v0-2 name one member (`member_id`) and answer with one error code: the group's, else the member's. v3+ batch
+`members`, each by member id or, for an admin removing a static member, by `group_instance_id` alone, and get one
+error per member (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v5's per-member reason is accepted and not used. Leaving
+starts a rebalance of the remaining members. Empty group id: INVALID_GROUP_ID.
+"""
+
+from __future__ import annotations
+
+from kbroker.coordinator.group import MemberIdentity
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.messages.leave_group_request import LeaveGroupRequest
+from protocol.messages.leave_group_response import LeaveGroupResponse, MemberResponse
+
+
+@handles(13, 0, 5)
+async def handle(ctx: RequestContext, req: LeaveGroupRequest) -> LeaveGroupResponse:
+    runtime = ctx.broker.groups.runtime
+    if ctx.api_version < 3:
+        result = await runtime.leave_group(req.group_id, [MemberIdentity(req.member_id)])
+        return LeaveGroupResponse(error_code=result.error_for_v0_2())
+    members = [MemberIdentity(m.member_id, m.group_instance_id) for m in req.members]
+    result = await runtime.leave_group(req.group_id, members)
+    return LeaveGroupResponse(
+        error_code=result.error,
+        members=[
+            MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error)
+            for m in result.members
+        ],
+    )

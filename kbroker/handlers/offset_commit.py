@@ -1,0 +1,76 @@
+"""OffsetCommit (8), v2-9 (v2 is Kafka 4.0's minimum).
+
+Stores each partition's offset, leader epoch (v6+) and metadata for the group, and answers once the records are
+durable in `__consumer_offsets`. A member commits with its generation and member id (v7+ also its
+`group_instance_id`); generation -1 with an empty member id is a commit from outside the group (admin, manual
+assignment), accepted only while the group has no members. v2-4 may set `retention_time_ms` (-1: the broker's
+`offsets.retention.minutes`). Errors per partition: UNKNOWN_TOPIC_OR_PARTITION for a topic or partition that does not
+exist, OFFSET_METADATA_TOO_LARGE beyond `offset.metadata.max.bytes`, and the group's verdict (ILLEGAL_GENERATION,
+UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE when the
+write failed) on every other partition. v9's member epoch (KIP-848) is read as the classic generation.
+Not implemented: transactional commits (TxnOffsetCommit).
+"""
+
+from __future__ import annotations
+
+from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.errors import ErrorCode
+from protocol.messages.offset_commit_request import OffsetCommitRequest
+from protocol.messages.offset_commit_response import (
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+
+
+@handles(8, 2, 9)
+async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
+    version = ctx.api_version
+    broker = ctx.broker
+    # Answers by (topic, request position), filled in below; a topic named twice is answered once, as in Kafka.
+    answers: dict[str, list[tuple[int, ErrorCode]]] = {}
+    entries: list[OffsetCommitEntry] = []
+    unknown: list[tuple[str, int]] = []
+    for t in req.topics:
+        answers.setdefault(t.name, [])
+        topic = broker.topics.get(t.name)
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition_index < topic.num_partitions:
+                unknown.append((t.name, p.partition_index))
+                continue
+            entries.append(
+                OffsetCommitEntry(
+                    topic=t.name,
+                    partition=p.partition_index,
+                    offset=p.committed_offset,
+                    leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
+                    metadata=p.committed_metadata,
+                )
+            )
+    results: tuple[PartitionResult, ...] = ()
+    if entries:
+        results = await broker.groups.runtime.commit_offsets(
+            req.group_id,
+            req.member_id,
+            req.group_instance_id if version >= 7 else None,
+            req.generation_id_or_member_epoch,
+            entries,
+            req.retention_time_ms if 2 <= version <= 4 else -1,
+        )
+    for r in results:
+        answers[r.topic].append((r.partition, r.error))
+    for name, partition in unknown:
+        answers[name].append((partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    return OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name=name,
+                partitions=[
+                    OffsetCommitResponsePartition(partition_index=partition, error_code=error)
+                    for partition, error in partitions
+                ],
+            )
+            for name, partitions in answers.items()
+        ]
+    )
