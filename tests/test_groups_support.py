@@ -1,0 +1,163 @@
+"""Helpers shared by the consumer-group tests (tests/test_groups_*.py); no tests here.
+
+- `Wire`: one raw connection speaking any request at any version through our own codec, for exact checks of what the
+  broker answers at every protocol version.
+- topic creation and producing through confluent-kafka, and a polling helper.
+- `GROUP_OVERRIDES`: broker settings that keep group tests fast (no initial rebalance delay, short session timeouts
+  allowed).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from protocol.codec import decode_from, encode_into
+from protocol.headers import (
+    RequestHeader,
+    encode_request_header,
+    read_response_header,
+    request_header_version,
+    response_header_version,
+)
+from protocol.messages import RESPONSES, SCHEMAS
+from protocol.primitives import Reader, Writer
+
+T = TypeVar("T")
+
+# The first rebalance happens at once; members may ask for session timeouts down to 1 s, so killed consumers are
+# noticed quickly.
+GROUP_OVERRIDES = {
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+}
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class Wire:
+    """A raw client: `call(message, version)` sends one request and returns the decoded response."""
+
+    def __init__(self, bootstrap: str, client_id: str | None = "groups-wire") -> None:
+        host, _, port = bootstrap.rpartition(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=60)
+        self.client_id = client_id
+        self.correlation_id = 0
+        self.peer_host = "/" + self.sock.getsockname()[0]
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> Wire:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def call(self, message: T, version: int) -> Any:  # the response class of the message's API
+        schema = SCHEMAS[type(message)]
+        self.correlation_id += 1
+        w = Writer()
+        w.int32(0)
+        header = RequestHeader(
+            request_api_key=schema.api_key,
+            request_api_version=version,
+            correlation_id=self.correlation_id,
+            client_id=self.client_id,
+        )
+        encode_request_header(w, header, request_header_version(schema, version))
+        encode_into(w, message, version)
+        w.out[0:4] = (len(w.out) - 4).to_bytes(4, "big")
+        self.sock.sendall(bytes(w.out))
+        (size,) = struct.unpack(">i", self._recv(4))
+        r = Reader(bytearray(self._recv(size)))
+        response_cls = RESPONSES[schema.api_key]
+        correlation_id = read_response_header(r, response_header_version(SCHEMAS[response_cls], version))
+        assert correlation_id == self.correlation_id
+        return decode_from(response_cls, version, r)
+
+    def _recv(self, size: int) -> bytes:
+        data = bytearray()
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            if not chunk:
+                raise ConnectionError("broker closed the connection")
+            data += chunk
+        return bytes(data)
+
+
+def subscription(*topics: str) -> bytes:
+    """A ConsumerProtocol v0 subscription: what the group reads to know which topics its members consume."""
+    out = struct.pack(">hi", 0, len(topics))
+    for topic in topics:
+        out += struct.pack(">h", len(topic)) + topic.encode()
+    return out + struct.pack(">i", -1)  # no user data
+
+
+def assignment(topic: str, partitions: list[int]) -> bytes:
+    """A ConsumerProtocol v0 assignment of one topic's partitions."""
+    out = struct.pack(">hi", 0, 1) + struct.pack(">h", len(topic)) + topic.encode()
+    out += struct.pack(">i", len(partitions)) + b"".join(struct.pack(">i", p) for p in partitions)
+    return out + struct.pack(">i", -1)
+
+
+def assigned_partitions(data: bytes) -> list[int]:
+    """The partitions of a one-topic ConsumerProtocol assignment (any version: the prefix is the same)."""
+    _version, topics = struct.unpack_from(">hi", data, 0)
+    pos = 6
+    out: list[int] = []
+    for _ in range(topics):
+        (length,) = struct.unpack_from(">h", data, pos)
+        pos += 2 + length
+        (count,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        out.extend(struct.unpack_from(f">{count}i", data, pos))
+        pos += 4 * count
+    return sorted(out)
+
+
+def create_topic(bootstrap: str, partitions: int, prefix: str = "groups") -> str:
+    topic = unique(prefix)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(30)
+    return topic
+
+
+def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> list[bytes]:
+    """Records `start`..`start+count-1`, value b"<i>", round robin over the partitions; acks=all."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    errors: list[str] = []
+    values = []
+    for i in range(start, start + count):
+        value = str(i).encode()
+        values.append(value)
+        producer.produce(
+            topic,
+            value=value,
+            partition=i % partitions,
+            on_delivery=lambda err, _msg: errors.append(str(err)) if err else None,
+        )
+    assert producer.flush(60) == 0
+    assert not errors, errors[:3]
+    return values
+
+
+def wait_for(what: str, check: Callable[[], T | None], timeout: float = 30.0, interval: float = 0.1) -> T:
+    """Poll `check` until it returns something other than None (or False); fail with `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
