@@ -1,0 +1,980 @@
+"""Throughput and latency of kbroker, side by side with librdkafka's mock cluster, in one run.
+
+    .venv/bin/python bench/run.py            # full run, writes bench/results.md
+    .venv/bin/python bench/run.py --quick    # a few seconds, smoke check, prints only
+    .venv/bin/python bench/run.py --targets mock --quick
+
+The load generator is confluent-kafka (librdkafka) in this process. Every target runs in a process of its own:
+kbroker as `python -m kbroker serve`, the mock cluster inside bench/mock_cluster.py. Measurements of the targets
+are interleaved (kbroker, mock, mock, kbroker, …) scenario by scenario over several rounds, and the tables report
+medians, because the machine is small and shared with the load generator. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import functools
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+PYTHON = sys.executable
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PARTITIONS = 4  # the mock cluster auto-creates topics with 4 partitions; kbroker topics are created alike
+MOCK_PARTITION_CAP = 5 * 1024 * 1024  # the mock keeps ~5 MiB per partition, then drops the oldest batches
+CLIENT_COMMON: dict[str, Any] = {"log.connection.close": False}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads, live and exited), in seconds, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state) of proc(5)
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def thread_run_seconds(pid: int) -> float:
+    """Time on CPU of the live threads of a process, in seconds, with nanosecond resolution (schedstat)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+@dataclass
+class CpuSample:
+    ticks: float  # /proc/PID/stat, 10 ms resolution, counts exited threads too
+    fine: float  # sum of /proc/PID/task/*/schedstat, ns resolution, live threads only
+
+
+def sample_cpu(pid: int) -> CpuSample:
+    return CpuSample(cpu_seconds(pid), thread_run_seconds(pid))
+
+
+def cpu_delta(a: CpuSample | None, b: CpuSample | None) -> float | None:
+    """CPU seconds between two samples: the fine clock, unless threads exited meanwhile (then the tick count)."""
+    if a is None or b is None:
+        return None
+    ticks, fine = b.ticks - a.ticks, b.fine - a.fine
+    tick = 1.0 / CLK_TCK
+    if fine >= 0 and abs(ticks - fine) <= 2 * tick + 0.02 * fine:
+        return fine
+    return ticks
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(host: str, port: int, deadline: float, proc: subprocess.Popen[Any] | None = None) -> None:
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(
+                f"process exited with status {proc.returncode} before listening on {host}:{port}"
+            )
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"nothing listening on {host}:{port}") from None
+            time.sleep(0.1)
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as e:
+        return f"(no log: {e})"
+
+
+def stop_pid(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
+    """SIGTERM the process by its pid, then SIGKILL it if it is still there after `grace` seconds."""
+    if proc.poll() is not None:
+        return
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class BenchError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------------------------------------------
+# targets
+
+
+class Target:
+    name = "?"
+    bootstrap = ""
+    proc: subprocess.Popen[Any] | None = None
+    log_path: Path | None = None
+    replication_factor = 1
+    auto_creates = False  # True: no CreateTopics, a Metadata request creates the topic (the mock cluster)
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def cpu(self) -> CpuSample | None:
+        """CPU used so far by the broker process, or None when it cannot be measured."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None
+        return sample_cpu(self.proc.pid)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def diagnostics(self) -> str:
+        state = (
+            "running" if self.alive() else f"exited with status {self.proc.returncode if self.proc else '?'}"
+        )
+        text = f"{self.name}: process {state}"
+        if self.log_path is not None:
+            text += f"; last lines of {self.log_path}:\n{tail(self.log_path)}"
+        return text
+
+    def create_topic(self, topic: str, partitions: int) -> None:
+        """CreateTopics, or (when the target lacks it) a Metadata request that auto-creates the topic."""
+        if not self.auto_creates:
+            admin = AdminClient({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON})
+            futures = admin.create_topics(
+                [NewTopic(topic, partitions, self.replication_factor)],
+                operation_timeout=30,
+                request_timeout=30,
+            )
+            try:
+                futures[topic].result(35)
+            except Exception as e:
+                raise BenchError(f"{self.name}: CreateTopics {topic!r} failed: {e!r}") from e
+        producer = Producer({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON})
+        deadline = time.monotonic() + 30
+        while True:
+            md = producer.list_topics(topic, timeout=10).topics.get(topic)
+            if (
+                md is not None
+                and md.error is None
+                and md.partitions
+                and all(p.leader >= 0 for p in md.partitions.values())
+            ):
+                break
+            if time.monotonic() > deadline:
+                raise BenchError(f"{self.name}: topic {topic!r} has no leaders after 30 s: {md!r}")
+            time.sleep(0.2)
+        if len(md.partitions) != partitions:
+            raise BenchError(
+                f"{self.name}: topic {topic!r} has {len(md.partitions)} partitions, expected {partitions}"
+            )
+
+
+class KBroker(Target):
+    def __init__(self, name: str = "kbroker", data_root: str | None = None) -> None:
+        self.name = name
+        self.data_root = data_root
+        self.tmp: Path | None = None
+
+    def start(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="kbroker-bench-", dir=self.data_root))
+        port = free_port()
+        self.bootstrap = f"127.0.0.1:{port}"
+        self.log_path = self.tmp / "broker.log"
+        self.command = [
+            PYTHON, "-m", "kbroker", "serve",
+            "--data-dir", str(self.tmp / "data"),
+            "--listeners", f"PLAINTEXT://127.0.0.1:{port}",
+        ]  # fmt: skip
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                self.command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        try:
+            wait_port("127.0.0.1", port, time.monotonic() + 30, self.proc)
+            md = AdminClient({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON}).list_topics(timeout=15)
+            if not md.brokers:
+                raise BenchError("Metadata answered with no brokers")
+        except Exception as e:
+            raise BenchError(f"kbroker did not start: {e}\n{self.diagnostics()}") from e
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_pid(self.proc)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class Mock(Target):
+    name = "mock"
+    auto_creates = True
+
+    def start(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="mock-bench-"))
+        self.log_path = self.tmp / "mock.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [PYTHON, str(BENCH / "mock_cluster.py")],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("BOOTSTRAP "):
+            raise BenchError(f"mock cluster did not start: {line!r}\n{self.diagnostics()}")
+        self.bootstrap = line.split()[1]
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                stop_pid(self.proc)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# measurements
+
+
+@dataclass
+class ClientErrors:
+    messages: list[str] = field(default_factory=list)
+
+    def __call__(self, err: confluent_kafka.KafkaError) -> None:
+        if len(self.messages) < 20:
+            self.messages.append(str(err))
+
+
+@dataclass
+class Deliveries:
+    ok: int = 0
+    failed: int = 0
+    first_error: str | None = None
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process (the load generator: Python plus librdkafka's threads)."""
+    return time.process_time()  # all threads of the process, ns resolution
+
+
+def measured_cpu(target: Target) -> CpuSample | None:
+    try:
+        return target.cpu()
+    except OSError:
+        return None
+
+
+def produce_throughput(
+    target: Target, topic: str, n: int, value: bytes, acks: str, timeout: float
+) -> dict[str, Any]:
+    """One producer, n records, linger.ms=5, default batch sizes; wall time from the first produce() to flush().
+
+    Records go round-robin to the partitions (explicitly: librdkafka's sticky partitioner would put a whole fast run
+    into one or two partitions, and the mock keeps only ~5 MiB per partition).
+    """
+    state = Deliveries()
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        if err is None:
+            state.ok += 1
+        else:
+            state.failed += 1
+            state.first_error = state.first_error or str(err)
+
+    errors = ClientErrors()
+    producer = Producer(
+        {
+            "bootstrap.servers": target.bootstrap,
+            "acks": acks,
+            "linger.ms": 5,
+            "message.timeout.ms": int(timeout * 1000),
+            "on_delivery": on_delivery,
+            "error_cb": errors,
+            **CLIENT_COMMON,
+        }
+    )
+    producer.list_topics(topic, timeout=10)  # connection and metadata before the clock starts
+    cpu0, gen0 = measured_cpu(target), own_cpu()
+    t0 = time.perf_counter()
+    produce = producer.produce
+    for i in range(n):
+        while True:
+            try:
+                produce(topic, value, partition=i % PARTITIONS)
+                break
+            except BufferError:  # local queue full (queue.buffering.max.*): serve callbacks and retry
+                producer.poll(0.005)
+    remaining = producer.flush(timeout)
+    t1 = time.perf_counter()
+    cpu1, gen1 = measured_cpu(target), own_cpu()
+    if remaining or state.failed or state.ok != n:
+        raise BenchError(
+            f"produce acks={acks} to {target.name}: {state.ok} delivered, {state.failed} failed "
+            f"(first error: {state.first_error}), {remaining} still queued after {timeout:.0f} s; "
+            f"client errors: {errors.messages}"
+        )
+    return {
+        "records": n,
+        "seconds": t1 - t0,
+        "cpu": cpu_delta(cpu0, cpu1),
+        "gen_cpu": gen1 - gen0,
+        "client_errors": errors.messages,
+    }
+
+
+def produce_latency(
+    target: Target, topic: str, rate: float, seconds: float, value: bytes, acks: str, linger_ms: int
+) -> dict[str, Any]:
+    """Per-message latency from produce() to its delivery callback, at a fixed, moderate rate.
+
+    The schedule is open-loop (a late message is sent at once, not skipped). Messages produced in the first 10% of
+    the run are a warm-up and are not counted. librdkafka's statistics (every 500 ms) give the produce requests
+    per second and the most requests seen waiting for a response: when that grows, the broker is queueing.
+    """
+    samples: list[tuple[float, float]] = []  # (sent at, latency)
+    state = Deliveries()
+    in_flight: list[int] = []
+    requests: list[int] = []
+
+    def on_delivery(sent_at: float, err: Any, msg: Any) -> None:
+        now = time.perf_counter()
+        if err is not None:
+            state.failed += 1
+            state.first_error = state.first_error or str(err)
+            return
+        samples.append((sent_at, now - sent_at))
+
+    def on_stats(text: str) -> None:
+        stats = json.loads(text)
+        brokers = [b for b in stats.get("brokers", {}).values() if b.get("nodeid", -1) >= 0]
+        in_flight.append(sum(b.get("waitresp_cnt", 0) for b in brokers))
+        requests.append(sum(b.get("tx", 0) for b in brokers))
+
+    errors = ClientErrors()
+    producer = Producer(
+        {
+            "bootstrap.servers": target.bootstrap,
+            "acks": acks,
+            "linger.ms": linger_ms,
+            "message.timeout.ms": 60000,
+            "error_cb": errors,
+            "statistics.interval.ms": 500,
+            "stats_cb": on_stats,
+            **CLIENT_COMMON,
+        }
+    )
+    producer.list_topics(topic, timeout=10)
+    producer.poll(0.6)  # one statistics report before the run: its request count is the baseline
+    n = max(1, int(rate * seconds))
+    interval = 1.0 / rate
+    requests_before = requests[-1] if requests else 0
+    in_flight.clear()
+    cpu0, gen0 = measured_cpu(target), own_cpu()
+    start = time.perf_counter()
+    for i in range(n):
+        due = start + i * interval
+        now = time.perf_counter()
+        while now < due:
+            producer.poll(due - now)  # serves delivery callbacks as they arrive
+            now = time.perf_counter()
+        sent_at = time.perf_counter()
+        producer.produce(
+            topic, value, partition=i % PARTITIONS, on_delivery=functools.partial(on_delivery, sent_at)
+        )
+    remaining = producer.flush(60)
+    elapsed = time.perf_counter() - start
+    cpu1, gen1 = measured_cpu(target), own_cpu()
+    producer.poll(0.6)  # a last statistics report
+    if remaining or state.failed or len(samples) != n:
+        raise BenchError(
+            f"latency run acks={acks} on {target.name}: {len(samples)}/{n} delivered, {state.failed} failed "
+            f"(first error: {state.first_error}), {remaining} still queued; client errors: {errors.messages}"
+        )
+    warm_up_end = start + 0.1 * seconds
+    kept = [lat for sent_at, lat in samples if sent_at >= warm_up_end]
+    return {
+        "records": n,
+        "achieved_rate": n / elapsed,
+        "p50_ms": 1000 * quantile(kept, 0.50),
+        "p99_ms": 1000 * quantile(kept, 0.99),
+        "max_ms": 1000 * max(kept),
+        "requests_per_s": (requests[-1] - requests_before) / elapsed if requests else None,
+        "max_in_flight": max(in_flight) if in_flight else None,
+        "cpu": cpu_delta(cpu0, cpu1),
+        "gen_cpu": gen1 - gen0,
+        "client_errors": errors.messages,
+    }
+
+
+def produce_scenario(
+    target: Target, topic: str, n: int, value: bytes, acks: str, timeout: float
+) -> dict[str, Any]:
+    target.create_topic(topic, PARTITIONS)
+    return produce_throughput(target, topic, n, value, acks, timeout)
+
+
+def latency_scenario(
+    target: Target, topic: str, rate: float, seconds: float, value: bytes, acks: str, linger_ms: int
+) -> dict[str, Any]:
+    target.create_topic(topic, PARTITIONS)
+    return produce_latency(target, topic, rate, seconds, value, acks, linger_ms)
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def check_log_start(consumer: Consumer, target: Target, topic: str, expected: int) -> None:
+    """The topic holds exactly `expected` records from offset 0 in every partition (the mock trims at ~5 MiB).
+
+    Asked of the leader by the measuring consumer itself, which also makes it connect to the leader before the clock
+    starts (otherwise librdkafka retries the first offset query only after 500 ms).
+    """
+    total = 0
+    for p in range(PARTITIONS):
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+        if low != 0:
+            raise BenchError(
+                f"{target.name}: partition {topic}-{p} starts at offset {low}, not 0: the broker dropped "
+                f"records (the mock keeps ~5 MiB per partition); use fewer records"
+            )
+        total += high - low
+    if total != expected:
+        raise BenchError(f"{target.name}: {topic} holds {total} records, expected {expected}")
+
+
+def consume_pass(
+    target: Target, topic: str, n: int, value_size: int, timeout: float
+) -> tuple[float, float | None, float]:
+    """A fresh consumer assigns every partition at the beginning and reads all n records.
+
+    Timed from assign() to the n-th record. Untimed before it: creating the consumer and asking the leader for the
+    watermarks (which checks that all n records are still there, and connects to the leader so that the first
+    offset query is not put off by librdkafka's 500 ms retry).
+    """
+    errors = ClientErrors()
+    consumer = Consumer(
+        {
+            "bootstrap.servers": target.bootstrap,
+            "group.id": f"bench-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "error",
+            **({"debug": os.environ["BENCH_RDKAFKA_DEBUG"]} if os.environ.get("BENCH_RDKAFKA_DEBUG") else {}),
+            "error_cb": errors,
+            **CLIENT_COMMON,
+        }
+    )
+    try:
+        check_log_start(consumer, target, topic, n)
+        count = 0
+        payload = 0
+        cpu0, gen0 = measured_cpu(target), own_cpu()
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + timeout
+        consumer.assign(
+            [TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING) for p in range(PARTITIONS)]
+        )
+        while count < n:
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"consume from {target.name}: {count}/{n} records after {timeout:.0f} s; "
+                    f"client errors: {errors.messages}"
+                )
+            # consume() waits until it has num_messages or the timeout passes: never ask for more than remain
+            for msg in consumer.consume(num_messages=min(1000, n - count), timeout=0.5):
+                err = msg.error()
+                if err is not None:
+                    raise BenchError(f"consume from {target.name}: {err}; client errors: {errors.messages}")
+                count += 1
+                payload += len(msg.value() or b"")
+        t1 = time.perf_counter()
+        cpu1, gen1 = measured_cpu(target), own_cpu()
+    finally:
+        consumer.close()
+    if count != n or payload != n * value_size:
+        raise BenchError(
+            f"consume from {target.name}: {count} records / {payload} bytes, expected {n} / {n * value_size}"
+        )
+    return t1 - t0, cpu_delta(cpu0, cpu1), gen1 - gen0
+
+
+def consume_throughput(
+    target: Target, topic: str, n: int, value: bytes, passes: int, timeout: float
+) -> dict[str, Any]:
+    """Fill a topic with n records (acks=1, untimed), then read it back `passes` times; the timed parts add up."""
+    target.create_topic(topic, PARTITIONS)
+    produce_throughput(target, topic, n, value, "1", timeout)
+    seconds = 0.0
+    cpu: float | None = 0.0
+    gen_cpu = 0.0
+    for _ in range(passes):
+        s, c, g = consume_pass(target, topic, n, len(value), timeout)
+        seconds += s
+        cpu = None if cpu is None or c is None else cpu + c
+        gen_cpu += g
+    return {"records": n * passes, "seconds": seconds, "cpu": cpu, "gen_cpu": gen_cpu}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the run
+
+
+@dataclass
+class Plan:
+    rounds: int
+    sizes: list[int]
+    produce_records: dict[int, int]
+    consume_records: dict[int, int]
+    consume_passes: int
+    latency_rate: float
+    latency_seconds: float
+    latency_linger_ms: int
+    timeout: float
+    acks_modes: list[str]
+
+
+def size_label(size: int) -> str:
+    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
+
+
+def run(
+    targets: list[Target], plan: Plan
+) -> tuple[dict[tuple[str, int, str], list[dict[str, Any]]], list[str]]:
+    """results[(scenario, size, target)] = list of per-round dicts; failures = text for the report."""
+    results: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
+    failures: list[str] = []
+    failed_targets: set[str] = set()
+    values = {size: os.urandom(size) for size in plan.sizes}  # incompressible; no compression is configured
+    run_id = uuid.uuid4().hex[:8]
+
+    def attempt(scenario: str, size: int, target: Target, fn: Any) -> None:
+        if target.name in failed_targets:
+            return
+        if not target.alive():
+            failed_targets.add(target.name)
+            failures.append(f"{scenario} {size_label(size)}: {target.diagnostics()}")
+            return
+        label = f"{target.name:>10} {size_label(size):>6} {scenario:<20}"
+        try:
+            r = fn()
+        except (BenchError, KafkaException) as e:
+            diag = "" if target.alive() else "\n" + target.diagnostics()
+            failures.append(f"{scenario} {size_label(size)} on {target.name}: {e}{diag}")
+            print(f"{label} FAILED: {e}{diag}", flush=True)
+            if not target.alive():
+                failed_targets.add(target.name)
+            return
+        r["round"] = current_round
+        results[(scenario, size, target.name)].append(r)
+        if "p50_ms" in r:
+            shown = (
+                f"p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  ({r['achieved_rate']:.0f} msg/s, "
+                f"{r['requests_per_s'] or 0:.0f} req/s, up to {r['max_in_flight']} waiting)"
+            )
+        else:
+            shown = f"{r['records'] / r['seconds']:>10,.0f} rec/s  {r['records'] * size / r['seconds'] / 1e6:7.1f} MB/s"
+        if r.get("cpu") is not None:
+            shown += f"  broker CPU {fmt_cpu(r['cpu'] * 100_000 / r['records']):>6} s/100k"
+        print(f"{label} {shown}", flush=True)
+
+    current_round = 0
+    for rnd in range(plan.rounds):
+        current_round = rnd
+        order = targets if rnd % 2 == 0 else targets[::-1]
+        print(f"--- round {rnd + 1}/{plan.rounds}: order {', '.join(t.name for t in order)}", flush=True)
+        for size in plan.sizes:
+            value = values[size]
+            prefix = f"bench-{run_id}-r{rnd}-s{size}"
+            for acks in plan.acks_modes:
+                for target in order:
+                    job = functools.partial(
+                        produce_scenario,
+                        target,
+                        f"{prefix}-produce-acks{acks.replace('-', 'm')}",
+                        plan.produce_records[size],
+                        value,
+                        acks,
+                        plan.timeout,
+                    )
+                    attempt(f"produce acks={acks}", size, target, job)
+            for target in order:
+                job = functools.partial(
+                    consume_throughput,
+                    target,
+                    f"{prefix}-consume",
+                    plan.consume_records[size],
+                    value,
+                    plan.consume_passes,
+                    plan.timeout,
+                )
+                attempt("consume", size, target, job)
+            for acks in plan.acks_modes:
+                for target in order:
+                    job = functools.partial(
+                        latency_scenario,
+                        target,
+                        f"{prefix}-latency-acks{acks.replace('-', 'm')}",
+                        plan.latency_rate,
+                        plan.latency_seconds,
+                        value,
+                        acks,
+                        plan.latency_linger_ms,
+                    )
+                    attempt(f"latency acks={acks}", size, target, job)
+    return results, failures
+
+
+# --------------------------------------------------------------------------------------------------------------
+# report
+
+
+def fmt_int(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def cell_median(rows: list[dict[str, Any]], fn: Any) -> float | None:
+    vals = [v for v in (fn(r) for r in rows) if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def paired_ratio(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> float | None:
+    """Median over rounds of the ratio of two targets' rates measured next to each other in the same round."""
+    rate_b = {r["round"]: r["records"] / r["seconds"] for r in b}
+    ratios = [r["records"] / r["seconds"] / rate_b[r["round"]] for r in a if r["round"] in rate_b]
+    return statistics.median(ratios) if ratios else None
+
+
+def fmt_cpu(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}"
+
+
+def spread(rows: list[dict[str, Any]], fn: Any, fmt: Any) -> str:
+    vals = sorted(v for v in (fn(r) for r in rows) if v is not None)
+    if len(vals) < 2:
+        return ""
+    return f" ({fmt(vals[0])} to {fmt(vals[-1])})"
+
+
+def report(
+    targets: list[Target],
+    plan: Plan,
+    results: dict[tuple[str, int, str], list[dict[str, Any]]],
+    failures: list[str],
+    meta: dict[str, str],
+) -> str:
+    names = [t.name for t in targets]
+    out: list[str] = []
+    out.append(f"Date: {meta['date']}  ")
+    out.append(f"Machine: {meta['machine']}  ")
+    out.append(f"Software: {meta['software']}  ")
+    out.append(f"Command: `{meta['command']}`  ")
+    out.append(
+        f"Plan: {plan.rounds} rounds, targets interleaved per scenario (order reversed every other round); "
+        + "records per produce run: "
+        + ", ".join(f"{plan.produce_records[s]:,} x {size_label(s)}" for s in plan.sizes)
+        + f"; read back: {plan.consume_passes} x "
+        + ", ".join(f"{plan.consume_records[s]:,} x {size_label(s)}" for s in plan.sizes)
+        + f"; latency: {plan.latency_rate:,.0f} msg/s for {plan.latency_seconds:g} s"
+        + f"; topics of {PARTITIONS} partitions, replication factor 1."
+    )
+    out.append("")
+    out.append("### Throughput (median of rounds; range in parentheses)")
+    out.append("")
+    header = ["record", "scenario"]
+    for n in names:
+        header += [f"{n} rec/s", f"{n} MB/s", f"{n} CPU s/100k rec", "load gen. CPU"]
+    if len(names) == 2:
+        header.append(f"{names[0]} / {names[1]} rec/s")
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "---|" * len(header))
+    scenarios = [f"produce acks={a}" for a in plan.acks_modes] + ["consume"]
+    for size in plan.sizes:
+        for sc in scenarios:
+            row = [size_label(size), sc]
+            rates: list[float | None] = []
+            for n in names:
+                rows = results.get((sc, size, n), [])
+                rate = cell_median(rows, lambda r: r["records"] / r["seconds"])
+                rates.append(rate)
+                if rate is None:
+                    row += ["failed" if any(n in f for f in failures) else "—", "", "", ""]
+                    continue
+                mbs = cell_median(rows, lambda r, size=size: r["records"] * size / r["seconds"] / 1e6)
+                cpu = cell_median(
+                    rows, lambda r: None if r["cpu"] is None else r["cpu"] * 100_000 / r["records"]
+                )
+                row.append(fmt_int(rate) + spread(rows, lambda r: r["records"] / r["seconds"], fmt_int))
+                row.append(f"{mbs:.1f}")
+                row.append(fmt_cpu(cpu))
+                gen = cell_median(rows, lambda r: r["gen_cpu"] / r["seconds"])
+                row.append("" if gen is None else f"{100 * gen:.0f}%")
+            if len(names) == 2:
+                ratio = paired_ratio(
+                    results.get((sc, size, names[0]), []), results.get((sc, size, names[1]), [])
+                )
+                row.append("" if ratio is None else f"{ratio:.2f}")
+            out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    out.append(
+        f"### Produce latency at {plan.latency_rate:,.0f} msg/s for {plan.latency_seconds:g} s, "
+        f"linger.ms={plan.latency_linger_ms} (median over rounds of each round's p50 / p99, ms)"
+    )
+    out.append("")
+    header = ["record", "acks"]
+    for n in names:
+        header += [f"{n} p50", f"{n} p99", f"{n} CPU s/100k rec", f"{n} req/s, max waiting"]
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "---|" * len(header))
+    for size in plan.sizes:
+        for acks in plan.acks_modes:
+            row = [size_label(size), acks]
+            for n in names:
+                rows = results.get((f"latency acks={acks}", size, n), [])
+                if not rows:
+                    row += ["failed" if any(n in f for f in failures) else "—", "", "", ""]
+                    continue
+                p50 = cell_median(rows, lambda r: r["p50_ms"])
+                p99 = cell_median(rows, lambda r: r["p99_ms"])
+                cpu = cell_median(
+                    rows, lambda r: None if r["cpu"] is None else r["cpu"] * 100_000 / r["records"]
+                )
+                reqs = cell_median(rows, lambda r: r["requests_per_s"])
+                waiting = cell_median(rows, lambda r: r["max_in_flight"])
+                row += [
+                    f"{p50:.2f}",
+                    f"{p99:.2f}",
+                    fmt_cpu(cpu),
+                    "" if reqs is None or waiting is None else f"{reqs:.0f}, {waiting:.0f}",
+                ]
+            out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    if failures:
+        out.append("### Failures")
+        out.append("")
+        for f in failures:
+            out.append("```")
+            out.append(f)
+            out.append("```")
+        out.append("")
+    out.append("<details><summary>Per-round values</summary>")
+    out.append("")
+    for (sc, size, n), rows in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
+        if sc.startswith("latency"):
+            vals = ", ".join(
+                f"{r['p50_ms']:.2f}/{r['p99_ms']:.2f}/{r['max_ms']:.0f} ({r['max_in_flight']})" for r in rows
+            )
+            out.append(f"- {size_label(size)} {sc} {n}: p50/p99/max ms (max waiting requests) {vals}")
+        else:
+            vals = ", ".join(fmt_int(r["records"] / r["seconds"]) for r in rows)
+            out.append(f"- {size_label(size)} {sc} {n}: rec/s {vals}")
+    out.append("")
+    out.append("</details>")
+    return "\n".join(out) + "\n"
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"nproc {os.cpu_count()}, {model}{mem}, {platform.system()} {platform.release()}"
+
+
+def software() -> str:
+    try:
+        rev = subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError:
+        rev = "?"
+    return (
+        f"Python {platform.python_version()}, confluent-kafka {confluent_kafka.__version__}, "
+        f"librdkafka {confluent_kafka.libversion()[0]}, kbroker at {rev or '?'}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a few seconds: small runs, one round (smoke check)"
+    )
+    parser.add_argument(
+        "--targets", default="kbroker,mock", help="comma-separated: kbroker, mock, kbroker-shm [kbroker,mock]"
+    )
+    parser.add_argument("--rounds", type=int, help="rounds of interleaved measurements [7; quick 1]")
+    parser.add_argument("--sizes", default="100,1024", help="record value sizes in bytes [100,1024]")
+    parser.add_argument(
+        "--produce-records",
+        type=int,
+        help="records per produce run [100 B: 300000, 1 KiB: 50000; quick 20000, 3000]",
+    )
+    parser.add_argument(
+        "--consume-records",
+        type=int,
+        help="records in the topic read back [100 B: 120000, 1 KiB: 14000 (the mock keeps ~5 MiB per partition); "
+        "quick 20000, 3000]",
+    )
+    parser.add_argument(
+        "--consume-passes",
+        type=int,
+        help="times the topic is read back, each by a fresh consumer [5; quick 1]",
+    )
+    parser.add_argument(
+        "--latency-rate", type=float, default=2000.0, help="messages/s in the latency runs [2000]"
+    )
+    parser.add_argument("--latency-seconds", type=float, help="duration of a latency run [5; quick 1]")
+    parser.add_argument("--latency-linger-ms", type=int, default=5, help="linger.ms of the latency runs [5]")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="give up on one run after this many s [300]"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="write the markdown here [bench/results.md for a full run of the default targets]",
+    )
+    args = parser.parse_args(argv)
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.quick:
+        produce_records = {
+            s: args.produce_records or {100: 20_000, 1024: 3_000}.get(s, max(100, 2_000_000 // s))
+            for s in sizes
+        }
+        consume_records = {s: args.consume_records or produce_records[s] for s in sizes}
+    else:
+        produce_records = {
+            s: args.produce_records or {100: 300_000, 1024: 50_000}.get(s, max(100, 50_000_000 // s))
+            for s in sizes
+        }
+        consume_records = {
+            s: args.consume_records
+            or {100: 120_000, 1024: 14_000}.get(s, int(0.7 * MOCK_PARTITION_CAP * PARTITIONS / (s + 12)))
+            for s in sizes
+        }
+    plan = Plan(
+        rounds=args.rounds or (1 if args.quick else 7),
+        sizes=sizes,
+        produce_records=produce_records,
+        consume_records=consume_records,
+        consume_passes=args.consume_passes or (1 if args.quick else 5),
+        latency_rate=args.latency_rate,
+        latency_seconds=args.latency_seconds or (1.0 if args.quick else 5.0),
+        latency_linger_ms=args.latency_linger_ms,
+        timeout=args.timeout,
+        acks_modes=["all", "1"],
+    )
+    names = [t.strip() for t in args.targets.split(",") if t.strip()]
+    targets: list[Target] = []
+    for name in names:
+        if name == "kbroker":
+            targets.append(KBroker())
+        elif name == "kbroker-shm":
+            targets.append(KBroker("kbroker-shm", data_root="/dev/shm"))
+        elif name == "mock":
+            targets.append(Mock())
+            for s in sizes:
+                # round-robin over the partitions; a record of a batch carries ~8-12 bytes besides its value
+                per_partition = consume_records[s] * (s + 12) / PARTITIONS
+                if per_partition > 0.85 * MOCK_PARTITION_CAP:
+                    parser.error(
+                        f"{consume_records[s]} records of {s} B to read back exceed the mock's ~5 MiB per partition: "
+                        "use fewer --consume-records"
+                    )
+        else:
+            parser.error(f"unknown target {name!r}")
+    out = args.out
+    if out is None and not args.quick and names == ["kbroker", "mock"]:
+        out = BENCH / "results.md"
+
+    meta = {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "machine": machine(),
+        "software": software(),
+        "command": ".venv/bin/python bench/run.py "
+        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+    }
+    print(f"{meta['machine']}\n{meta['software']}", flush=True)
+    started: list[Target] = []
+    try:
+        for t in targets:
+            try:
+                t.start()
+            except BenchError as e:
+                print(f"could not start {t.name}: {e}", file=sys.stderr)
+                raise
+            started.append(t)
+            print(f"{t.name} at {t.bootstrap} (pid {t.proc.pid if t.proc else '?'})", flush=True)
+        results, failures = run(targets, plan)
+    finally:
+        for t in started:
+            t.stop()
+    text = report(targets, plan, results, failures, meta)
+    print()
+    print(text)
+    if out is not None:
+        out.write_text(
+            "# kbroker benchmark results\n\nWritten by `bench/run.py`; see `bench/README.md` for what is measured.\n\n"
+            + text
+        )
+        print(f"written to {out}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
