@@ -192,6 +192,8 @@ def test_torn_tail_is_cut_at_the_last_whole_batch(broker_factory: BrokerFactory,
     broker = broker_factory()
     topic = create_topic(broker.bootstrap, 1)
     values = produce_batches(broker.bootstrap, topic, batches=10, per_batch=50)
+    # Stopped by SIGKILL, as in the crash that leaves a torn tail: after a clean shutdown a broker may trust its
+    # files and skip recovery (Kafka does), so damage made then is a different scenario.
     broker.kill()
 
     segment = segment_files(broker, topic, 0)[-1]
