@@ -161,3 +161,81 @@ def wait_for(what: str, check: Callable[[], T | None], timeout: float = 30.0, in
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(interval)
+
+
+class ConfluentMember:
+    """A confluent-kafka (librdkafka) group consumer on its own thread: subscribe, process, commit synchronously.
+
+    Every record it processes is appended to `records` as (partition, offset, value) before its offset is committed,
+    so across a group the records seen are a superset of what was committed (at least once), and exactly once while
+    no rebalance interrupts a commit. `assignment` is the current set of partitions (eager rebalancing).
+    """
+
+    def __init__(self, bootstrap: str, group: str, topic: str, **config: str | int) -> None:
+        import threading
+
+        from confluent_kafka import Consumer
+
+        settings: dict[str, str | int] = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500,
+            **config,
+        }
+        self.consumer = Consumer(settings)
+        self.topic = topic
+        self.records: list[tuple[int, int, bytes]] = []
+        self.assignment: frozenset[int] = frozenset()
+        self.assignments: list[frozenset[int]] = []
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"member-{group}", daemon=True)
+        self._thread.start()
+
+    def _on_assign(self, _consumer: object, partitions: list[Any]) -> None:
+        self.assignment = frozenset(tp.partition for tp in partitions)
+        self.assignments.append(self.assignment)
+
+    def _on_revoke(self, _consumer: object, _partitions: list[Any]) -> None:
+        self.assignment = frozenset()
+
+    def _run(self) -> None:
+        from confluent_kafka import KafkaException
+
+        self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
+        try:
+            while not self._stop.is_set():
+                messages = self.consumer.consume(num_messages=500, timeout=0.2)
+                processed = False
+                for message in messages:
+                    error = message.error()
+                    if error is not None:
+                        if not error.retriable() and error.code() != -191:  # -191: partition EOF
+                            self.errors.append(str(error))
+                        continue
+                    partition, offset, value = message.partition(), message.offset(), message.value()
+                    assert partition is not None
+                    assert offset is not None
+                    assert isinstance(value, bytes)
+                    self.records.append((partition, offset, value))
+                    processed = True
+                if processed:
+                    try:
+                        self.consumer.commit(asynchronous=False)
+                    except KafkaException as exc:
+                        # A rebalance got in the way: these records may be seen again elsewhere.
+                        self.errors.append(f"commit: {exc}")
+        finally:
+            self.consumer.close()
+
+    def stop(self) -> None:
+        """Leave the group (LeaveGroup) and wait for the thread."""
+        self._stop.set()
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "consumer thread did not stop"
+
+    def values(self) -> list[bytes]:
+        return [value for _, _, value in self.records]
