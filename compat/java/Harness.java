@@ -12,6 +12,11 @@
 //   consume TOPIC N                 Spark's read path: the driver's Admin.listOffsets, then per partition one
 //                                   KafkaConsumer (assign only) making exactly the executor's calls per fetch:
 //                                   seek, poll, position, seekToBeginning+position, seekToEnd+position
+//   group-consume TOPIC GROUP N [IDLE_MS]
+//                                   KafkaConsumer subscribed to TOPIC in group GROUP (auto.offset.reset=earliest, no
+//                                   auto commit): commitSync after each poll's records, until N records arrived or
+//                                   none for IDLE_MS (default 10000) once partitions were assigned. Prints assignments,
+//                                   revocations, records and a final summary
 //
 // Output is JSON lines on stdout (one object per record, acknowledgement or partition summary); the clients'
 // own logging goes to stderr. The exit status is 0 only if the subcommand did everything it was asked.
@@ -108,6 +113,8 @@ public final class Harness {
                 case "list-offsets" -> harness.listOffsets(arg(rest, 0), rest.subList(1, rest.size()));
                 case "produce" -> harness.produce(arg(rest, 0), Integer.parseInt(arg(rest, 1)));
                 case "consume" -> harness.consume(arg(rest, 0), Integer.parseInt(arg(rest, 1)));
+                case "group-consume" -> harness.groupConsume(arg(rest, 0), arg(rest, 1), Integer.parseInt(arg(rest, 2)),
+                        rest.size() > 3 ? Long.parseLong(rest.get(3)) : 10_000L);
                 default -> {
                     usage("unknown subcommand " + command);
                     yield false;
@@ -339,6 +346,64 @@ public final class Harness {
             }
         }
         return received;
+    }
+
+    private boolean groupConsume(String topic, String group, int count, long idleMs) {
+        // What an application consuming with a group does: subscribe, process, commit what was processed.
+        Map<String, Object> defaults = Map.of(
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.GROUP_ID_CONFIG, group,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        int received = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config(defaults))) {
+            boolean[] assigned = {false};
+            consumer.subscribe(List.of(topic), new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
+                    out.println("{\"revoked\":" + partitionNumbers(partitions) + "}");
+                }
+
+                @Override
+                public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
+                    assigned[0] = true;
+                    out.println("{\"assigned\":" + partitionNumbers(partitions)
+                            + ",\"generation\":" + consumer.groupMetadata().generationId()
+                            + ",\"member_id\":" + quote(consumer.groupMetadata().memberId()) + "}");
+                    out.flush();
+                }
+            });
+            long lastRecord = System.nanoTime();
+            while (received < count) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+                if (records.isEmpty()) {
+                    if (assigned[0] && System.nanoTime() - lastRecord > TimeUnit.MILLISECONDS.toNanos(idleMs)) {
+                        break;
+                    }
+                    continue;
+                }
+                lastRecord = System.nanoTime();
+                for (ConsumerRecord<byte[], byte[]> record : records) {
+                    out.println(recordJson(record));
+                    received++;
+                }
+                try {
+                    consumer.commitSync();
+                } catch (org.apache.kafka.clients.consumer.CommitFailedException
+                        | org.apache.kafka.common.errors.RebalanceInProgressException error) {
+                    // The group rebalanced under us: these records may be delivered again elsewhere (at least once).
+                    out.println("{\"commit_failed\":" + quote(error.toString()) + "}");
+                }
+                out.flush();
+            }
+        }
+        out.println("{\"received\":" + received + "}");
+        return true;
+    }
+
+    private static String partitionNumbers(java.util.Collection<TopicPartition> partitions) {
+        return partitions.stream().map(TopicPartition::partition).sorted().toList().toString().replace(" ", "");
     }
 
     // ---- helpers -------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from kbroker.handlers import (  # noqa: F401
     offset_commit,
     offset_delete,
     offset_fetch,
+    offset_for_leader_epoch,
     produce,
     sync_group,
 )
