@@ -388,11 +388,16 @@ class Broker:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.committer.run)
             nursery.start_soon(self._retention_loop)
-            # Before the listener: groups are loaded before any client can ask about them.
-            await self.groups.start(nursery)
+            await self.start_services(nursery)
             port = await nursery.start(serve_listener, self)
             self.bound_port = port
             task_status.started(port)
+
+    async def start_services(self, nursery: trio.Nursery) -> None:
+        """What must be running before the listener opens. A cluster node (kbroker/cluster/broker.py) joins the
+        cluster here instead."""
+        # Before the listener: groups are loaded before any client can ask about them.
+        await self.groups.start(nursery)
 
     async def _retention_loop(self) -> None:
         interval = self.config.get_int("log.retention.check.interval.ms") / 1000

@@ -30,7 +30,12 @@ async def serve_listener(
 async def _main(config: BrokerConfig) -> None:
     import kbroker.handlers  # noqa: F401  (registers every API handler)
 
-    broker = Broker(config)
+    if config.get_list("metadata.etcd.endpoints"):
+        from kbroker.cluster.broker import ClusterBroker
+
+        broker: Broker = ClusterBroker(config)
+    else:
+        broker = Broker(config)
     try:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:

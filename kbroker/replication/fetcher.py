@@ -1,0 +1,389 @@
+"""The follower side: one fetcher task per leader broker copies every partition this node follows from it.
+
+Replication uses the Kafka protocol itself. For each partition the fetcher first makes its log a prefix of the
+leader's (KIP-101, KIP-279): it sends OffsetForLeaderEpoch with the latest leader epoch in its own log, and truncates
+to where that epoch ends on the leader, asking again with an older epoch when the leader never had ours. Then it
+sends Fetch requests with its replica id from its log end offset, appends what it gets with the leader's offsets and
+leader epochs, fsyncs it (group commit), and only then asks for more: the next fetch offset is what tells the leader
+that the records are on this replica, so a record counted towards the high watermark is on disk on every in-sync
+replica, not just written. The follower's high watermark is the leader's, capped at its own log end.
+
+A partition the leader refuses (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH: our metadata is behind, or the leader's
+is) is retried after a short pause; a metadata change meanwhile replaces its state (see manager.py), which restarts
+it at the new leader epoch with a fresh truncation.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import trio
+
+from kbroker.cluster.metadata import BrokerRegistration
+from kbroker.log.errors import LogError
+from kbroker.log.flusher import GroupCommitter
+from kbroker.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
+from kbroker.log.partition_log import PartitionLog
+from kbroker.replication.client import (
+    FETCH_VERSION,
+    OFFSET_FOR_LEADER_EPOCH_VERSION,
+    BrokerClient,
+    BrokerClientError,
+)
+from protocol.errors import ErrorCode
+from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.fetch_response import FetchResponse
+from protocol.messages.offset_for_leader_epoch_request import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
+from protocol.messages.offset_for_leader_epoch_response import OffsetForLeaderEpochResponse
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+
+# Kafka's replica.fetch.response.max.bytes and replica.socket.timeout.ms defaults.
+FETCH_RESPONSE_MAX_BYTES = 10 * 1024 * 1024
+REQUEST_TIMEOUT_S = 30.0
+# How long a partition the leader refused waits before it is tried again (a metadata change restarts it sooner).
+REFUSED_BACKOFF_S = 0.5
+LEADER_BEHIND_BACKOFF_S = 0.1
+ERROR_BACKOFF_S = 1.0
+
+
+def error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+# ---- the truncation rule (pure) ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TruncationStep:
+    offset: int
+    """Truncate the log to this offset (nothing to do if it is at or above the log end)."""
+    done: bool
+    """False: the log still has epochs the leader may not share; ask again with the new latest epoch."""
+
+
+def truncation_step(
+    leader_epoch: int,
+    leader_end_offset: int,
+    cache: LeaderEpochCache,
+    log_end_offset: int,
+    high_watermark: int,
+) -> TruncationStep:
+    """Where to cut the follower's log, given the leader's answer to OffsetForLeaderEpoch for our latest epoch:
+    `leader_epoch` is the largest epoch the leader has at or below ours and `leader_end_offset` where it ends there.
+
+    Both logs hold the same records up to the end of the largest epoch they share, because each epoch's records
+    were written by that epoch's one leader: cut at the smaller of the two ends of that epoch. If our log lacks the
+    leader's epoch, cut where our largest epoch below it ends and ask again (KIP-279).
+    """
+    if leader_epoch == UNDEFINED_EPOCH or leader_end_offset == UNDEFINED_EPOCH_OFFSET:
+        # The leader knows no epoch as old as ours: only the high watermark is known to be on it.
+        return TruncationStep(min(high_watermark, log_end_offset), True)
+    own_epoch, own_end = cache.end_offset_for(leader_epoch, log_end_offset)
+    if own_epoch == UNDEFINED_EPOCH:
+        return TruncationStep(min(leader_end_offset, log_end_offset), True)
+    if own_epoch != leader_epoch:
+        return TruncationStep(min(own_end, log_end_offset), False)
+    return TruncationStep(min(leader_end_offset, own_end, log_end_offset), True)
+
+
+# ---- per-partition follower state -----------------------------------------------------------------------------
+
+
+@dataclass(eq=False, slots=True)
+class FollowState:
+    """This node follows `topic`-`partition` from `leader_id` at `leader_epoch`. A new object per leader epoch:
+    fetchers compare identity to notice that the partition changed while a request was in flight."""
+
+    topic: str
+    partition: int
+    leader_id: int
+    leader_epoch: int
+    truncated: bool = False
+    retry_at: float = 0.0  # trio clock
+    fetch_offset: int = field(default=-1)
+    """The fetch offset of the request in flight (to notice a log that changed meanwhile)."""
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+LogLookup = Callable[[str, int], "PartitionLog | None"]
+
+
+class ReplicaFetcher:
+    """Fetches every partition in `partitions` from one leader broker (one incarnation of it)."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        leader: BrokerRegistration,
+        logs: LogLookup,
+        committer: GroupCommitter,
+        fetch_wait_max_ms: int,
+        fetch_max_bytes: int,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.node_id = node_id
+        self.leader = leader
+        self.partitions: dict[TopicPartition, FollowState] = {}
+        self._logs = logs
+        self._committer = committer
+        self._fetch_wait_max_ms = fetch_wait_max_ms
+        self._fetch_max_bytes = fetch_max_bytes
+        self._now_ms = now_ms
+        self._changed = trio.Event()
+
+    # ---- called by the manager (synchronously) ------------------------------------------------------------
+
+    def add(self, state: FollowState) -> None:
+        self.partitions[state.tp] = state
+        self._wake()
+
+    def remove(self, tp: TopicPartition) -> None:
+        if self.partitions.pop(tp, None) is not None:
+            self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    # ---- the task -------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        backoff = 0.05
+        leader = self.leader
+        while True:
+            if not self.partitions:
+                await self._changed.wait()
+                continue
+            try:
+                client = await BrokerClient.connect(
+                    leader.host, leader.port, client_id=f"kbroker-replica-{self.node_id}"
+                )
+                async with client:
+                    backoff = 0.05
+                    await self._serve(client)
+            except BrokerClientError as exc:
+                log.info("fetcher from broker %d: %s; retrying in %.2fs", leader.node_id, exc, backoff)
+            with trio.move_on_after(backoff):
+                await self._changed.wait()
+            backoff = min(backoff * 2, 1.0)
+
+    async def _serve(self, client: BrokerClient) -> None:
+        while True:
+            now = trio.current_time()
+            ready = [s for s in self.partitions.values() if s.retry_at <= now]
+            if not ready:
+                next_try = min((s.retry_at for s in self.partitions.values()), default=math.inf)
+                with trio.move_on_at(next_try):
+                    await self._changed.wait()
+                continue
+            untruncated = [s for s in ready if not s.truncated]
+            if untruncated:
+                await self._truncate(client, untruncated)
+            else:
+                await self._fetch(client, ready)
+
+    # ---- truncation -----------------------------------------------------------------------------------------
+
+    async def _truncate(self, client: BrokerClient, states: list[FollowState]) -> None:
+        topics: dict[str, OffsetForLeaderTopic] = {}
+        asked: list[tuple[FollowState, int]] = []
+        for state in states:
+            plog = self._logs(state.topic, state.partition)
+            if plog is None:
+                state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                continue
+            latest = plog.leader_epoch_cache.latest_epoch
+            if latest == UNDEFINED_EPOCH:
+                # No epoch in our log: it holds nothing any leader wrote (empty, or emptied), so nothing can diverge.
+                state.truncated = True
+                continue
+            topics.setdefault(state.topic, OffsetForLeaderTopic(topic=state.topic)).partitions.append(
+                OffsetForLeaderPartition(
+                    partition=state.partition, current_leader_epoch=state.leader_epoch, leader_epoch=latest
+                )
+            )
+            asked.append((state, latest))
+        if not asked:
+            return
+        request = OffsetForLeaderEpochRequest(replica_id=self.node_id, topics=list(topics.values()))
+        response: OffsetForLeaderEpochResponse = await client.request(
+            request, OFFSET_FOR_LEADER_EPOCH_VERSION, timeout_s=REQUEST_TIMEOUT_S
+        )
+        answers = {(t.topic, p.partition): p for t in response.topics for p in t.partitions}
+        for state, _asked_epoch in asked:
+            answer = answers.get(state.tp)
+            if self.partitions.get(state.tp) is not state:
+                continue  # replaced while we waited: the new state truncates afresh
+            if answer is None:
+                state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                continue
+            if answer.error_code != ErrorCode.NONE:
+                self._refused(state, answer.error_code, "OffsetForLeaderEpoch")
+                continue
+            plog = self._logs(state.topic, state.partition)
+            if plog is None:
+                continue
+            step = truncation_step(
+                answer.leader_epoch,
+                answer.end_offset,
+                plog.leader_epoch_cache,
+                plog.log_end_offset,
+                plog.high_watermark,
+            )
+            if step.offset < plog.log_end_offset:
+                log.info(
+                    "truncating %s from %d to %d (leader %d has epoch %d up to %d)",
+                    plog.name,
+                    plog.log_end_offset,
+                    step.offset,
+                    state.leader_id,
+                    answer.leader_epoch,
+                    answer.end_offset,
+                )
+                try:
+                    plog.truncate_to(step.offset)
+                except LogError as exc:
+                    log.error("cannot truncate %s: %s", plog.name, exc)
+                    state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                    continue
+            state.truncated = step.done
+
+    # ---- fetching -------------------------------------------------------------------------------------------
+
+    async def _fetch(self, client: BrokerClient, states: list[FollowState]) -> None:
+        topics: dict[str, FetchTopic] = {}
+        sent: list[FollowState] = []
+        for state in states:
+            plog = self._logs(state.topic, state.partition)
+            if plog is None or plog.offline:
+                state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                continue
+            state.fetch_offset = plog.log_end_offset
+            topics.setdefault(state.topic, FetchTopic(topic=state.topic)).partitions.append(
+                FetchPartition(
+                    partition=state.partition,
+                    current_leader_epoch=state.leader_epoch,
+                    fetch_offset=plog.log_end_offset,
+                    last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
+                    log_start_offset=plog.log_start_offset,
+                    partition_max_bytes=self._fetch_max_bytes,
+                )
+            )
+            sent.append(state)
+        if not sent:
+            return
+        request = FetchRequest(
+            replica_id=self.node_id,
+            max_wait_ms=self._fetch_wait_max_ms,
+            min_bytes=1,
+            max_bytes=FETCH_RESPONSE_MAX_BYTES,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,  # no fetch session: every request is a full one
+            topics=list(topics.values()),
+        )
+        response: FetchResponse = await client.request(
+            request, FETCH_VERSION, timeout_s=self._fetch_wait_max_ms / 1000 + REQUEST_TIMEOUT_S
+        )
+        by_tp = {(t.topic, p.partition_index): p for t in response.responses for p in t.partitions}
+        appended: list[PartitionLog] = []
+        now = self._now_ms()
+        for state in sent:
+            data = by_tp.get(state.tp)
+            if self.partitions.get(state.tp) is not state or data is None:
+                continue
+            plog = self._logs(state.topic, state.partition)
+            if plog is None or plog.log_end_offset != state.fetch_offset:
+                continue  # the log changed while the request was in flight; the next fetch starts from where it is
+            if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+                self._out_of_range(state, plog, data.log_start_offset, data.high_watermark)
+                continue
+            if data.error_code != ErrorCode.NONE:
+                self._refused(state, data.error_code, "Fetch")
+                continue
+            if data.diverging_epoch.epoch >= 0:
+                # The leader saw our log diverge from its own: go through OffsetForLeaderEpoch again.
+                state.truncated = False
+                continue
+            if data.records:
+                try:
+                    if plog.append_as_follower(data.records, now) is not None:
+                        appended.append(plog)
+                except LogError as exc:
+                    log.error("cannot append to %s from leader %d: %s", plog.name, state.leader_id, exc)
+                    state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                    continue
+            # A follower's high watermark is the leader's (it may go down after a leader change), never above
+            # what this replica has.
+            plog.high_watermark = min(data.high_watermark, plog.log_end_offset)
+            if plog.log_start_offset < data.log_start_offset <= plog.high_watermark:
+                try:
+                    plog.delete_records_before(data.log_start_offset)
+                except LogError as exc:
+                    log.warning("cannot move the log start of %s: %s", plog.name, exc)
+        if appended:
+            async with trio.open_nursery() as nursery:
+                for plog in appended:
+                    nursery.start_soon(self._make_durable, plog, plog.log_end_offset)
+
+    async def _make_durable(self, plog: PartitionLog, end_offset: int) -> None:
+        try:
+            await self._committer.wait_durable(plog, end_offset)
+        except (LogError, ValueError) as exc:
+            # A truncation meanwhile (ValueError: the offset is gone) or a disk error (the log went offline): the
+            # next fetch reports whatever the log holds now.
+            log.info("fsync of %s up to %d: %s", plog.name, end_offset, exc)
+
+    def _out_of_range(
+        self, state: FollowState, plog: PartitionLog, leader_log_start: int, leader_high_watermark: int
+    ) -> None:
+        try:
+            if plog.log_end_offset < leader_log_start:
+                # The leader deleted what we would need next (retention): start over where its log starts.
+                log.info("%s: log end %d is below the leader's log start %d; restarting the log there",
+                         plog.name, plog.log_end_offset, leader_log_start)  # fmt: skip
+                plog.truncate_fully_and_start_at(leader_log_start)
+                return
+            if 0 <= leader_high_watermark < plog.log_end_offset:
+                # Beyond the leader's log (possible after an unclean election): everything up to the leader's
+                # high watermark is on the leader, so cut there and fetch again.
+                log.info("%s: log end %d is beyond the leader's log; truncating to its high watermark %d",
+                         plog.name, plog.log_end_offset, leader_high_watermark)  # fmt: skip
+                plog.truncate_to(max(leader_high_watermark, plog.log_start_offset))
+                return
+        except LogError as exc:
+            log.error("cannot truncate %s: %s", plog.name, exc)
+        state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+
+    @staticmethod
+    def _refused(state: FollowState, code: int, api: str) -> None:
+        if code == ErrorCode.UNKNOWN_LEADER_EPOCH:
+            delay = LEADER_BEHIND_BACKOFF_S  # the leader has not seen its own election yet
+        elif code in (
+            ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            ErrorCode.FENCED_LEADER_EPOCH,
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ):
+            delay = REFUSED_BACKOFF_S
+        else:
+            delay = ERROR_BACKOFF_S
+        log.debug("%s of %s-%d refused by leader %d with %s", api, state.topic, state.partition,
+                  state.leader_id, error_name(code))  # fmt: skip
+        state.retry_at = trio.current_time() + delay
