@@ -46,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--metadata", help="etcd://HOST:PORT[,HOST:PORT…]: join a cluster whose metadata lives in etcd"
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING [default INFO]")
+    from kbroker.replication import topics_tool
+
+    topics_tool.build_parser(
+        sub.add_parser(
+            "topics",
+            help="describe topics: leaders, replicas, ISR (like kafka-topics.sh)",
+            description="Describe topics through a broker's Metadata (like kafka-topics.sh --describe).",
+        )
+    )
     return parser
 
 
@@ -79,6 +88,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "topics":
+        from kbroker.replication import topics_tool
+
+        return topics_tool.run(args)
     logging.basicConfig(
         level=getattr(logging, str(args.log_level).upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
