@@ -15,8 +15,8 @@
 //   group-consume TOPIC GROUP N [IDLE_MS]
 //                                   KafkaConsumer subscribed to TOPIC in group GROUP (auto.offset.reset=earliest, no
 //                                   auto commit): commitSync after each poll's records, until N records arrived or
-//                                   none for IDLE_MS (default 10000) once partitions were assigned. Prints assignments,
-//                                   revocations, records and a final summary
+//                                   none for IDLE_MS (default 10000) after the last one (before the first: a minute
+//                                   after the assignment). Prints assignments, revocations, records and a summary
 //
 // Output is JSON lines on stdout (one object per record, acknowledgement or partition summary); the clients'
 // own logging goes to stderr. The exit status is 0 only if the subcommand did everything it was asked.
@@ -359,6 +359,7 @@ public final class Harness {
         int received = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config(defaults))) {
             boolean[] assigned = {false};
+            long[] lastRecord = {System.nanoTime()};
             consumer.subscribe(List.of(topic), new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
                 @Override
                 public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
@@ -367,23 +368,28 @@ public final class Harness {
 
                 @Override
                 public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
-                    assigned[0] = true;
+                    if (!assigned[0]) {
+                        assigned[0] = true;
+                        lastRecord[0] = System.nanoTime();
+                    }
                     out.println("{\"assigned\":" + partitionNumbers(partitions)
                             + ",\"generation\":" + consumer.groupMetadata().generationId()
                             + ",\"member_id\":" + quote(consumer.groupMetadata().memberId()) + "}");
                     out.flush();
                 }
             });
-            long lastRecord = System.nanoTime();
             while (received < count) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 if (records.isEmpty()) {
-                    if (assigned[0] && System.nanoTime() - lastRecord > TimeUnit.MILLISECONDS.toNanos(idleMs)) {
+                    // Idle time counts from the last record; before the first one, from the assignment, for at
+                    // most a minute (a producer may still be starting).
+                    long idleLimit = received > 0 ? idleMs : Math.max(idleMs, 60_000L);
+                    if (assigned[0] && System.nanoTime() - lastRecord[0] > TimeUnit.MILLISECONDS.toNanos(idleLimit)) {
                         break;
                     }
                     continue;
                 }
-                lastRecord = System.nanoTime();
+                lastRecord[0] = System.nanoTime();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     out.println(recordJson(record));
                     received++;
