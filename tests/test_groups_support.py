@@ -171,7 +171,16 @@ class ConfluentMember:
     no rebalance interrupts a commit. `assignment` is the current set of partitions (eager rebalancing).
     """
 
-    def __init__(self, bootstrap: str, group: str, topic: str, **config: str | int) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        *,
+        batch: int = 500,
+        pace_s: float = 0.0,
+        **config: str | int,
+    ) -> None:
         import threading
 
         from confluent_kafka import Consumer
@@ -187,6 +196,9 @@ class ConfluentMember:
         }
         self.consumer = Consumer(settings)
         self.topic = topic
+        # Records per consume() call, and a pause after each batch (a slow application, for mid-stream crashes).
+        self.batch = batch
+        self.pace_s = pace_s
         self.records: list[tuple[int, int, bytes]] = []
         self.assignment: frozenset[int] = frozenset()
         self.assignments: list[frozenset[int]] = []
@@ -208,7 +220,7 @@ class ConfluentMember:
         self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         try:
             while not self._stop.is_set():
-                messages = self.consumer.consume(num_messages=500, timeout=0.2)
+                messages = self.consumer.consume(num_messages=self.batch, timeout=0.2)
                 processed = False
                 for message in messages:
                     error = message.error()
@@ -228,6 +240,8 @@ class ConfluentMember:
                     except KafkaException as exc:
                         # A rebalance got in the way: these records may be seen again elsewhere.
                         self.errors.append(f"commit: {exc}")
+                    if self.pace_s:
+                        time.sleep(self.pace_s)
         finally:
             self.consumer.close()
 
