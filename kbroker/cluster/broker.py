@@ -467,7 +467,7 @@ class ClusterBroker(Broker):
                         started = True
                         task_status.started()
             except* (LeaseExpired, EtcdError) as group:
-                log.error("lost the cluster registration (%s); joining again", group.exceptions[0])
+                log.error("lost the cluster registration (%r); joining again", _first_leaf(group))
             finally:
                 self.member = None
                 self.replicas.stop_all()
@@ -514,7 +514,9 @@ class ClusterBroker(Broker):
     def sync_offsets_leadership(self) -> None:
         """Coordinate exactly the `__consumer_offsets` partitions we lead: load a partition as soon as we lead it,
         unload it (asynchronously: parked requests get NOT_COORDINATOR) once we no longer do."""
-        if not self._groups_started:
+        if not self._groups_started or self.member is None:
+            # Not a cluster member right now (shutting down, or rejoining after the registration lapsed): the
+            # next applied snapshot settles ownership.
             return
         topic = self.topics.get(OFFSETS_TOPIC)
         if topic is None:
@@ -549,3 +551,10 @@ class ClusterBroker(Broker):
         except OSError as exc:
             log.error("cannot write the high watermark checkpoint: %s", exc)
         super().close()
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (possibly nested) exception groups, for a log line that says what happened."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

@@ -403,10 +403,11 @@ class ReplicaManager:
         finally:
             if leader.pending_isr is new_isr:
                 leader.pending_isr = None
+        log.info("ISR of %s-%d: %s -> %s", tp[0], tp[1], list(old_isr), list(state.isr))
         if self.leaders.get(tp) is not leader:
             return
-        if leader.update_partition_state(state.isr, state.replicas, state.partition_epoch, _now_ms()):
-            log.info("ISR of %s-%d: %s -> %s", tp[0], tp[1], list(old_isr), list(state.isr))
+        # The metadata watch may have delivered this state already; then this changes nothing.
+        leader.update_partition_state(state.isr, state.replicas, state.partition_epoch, _now_ms())
         plog = self.broker.logs.get(*tp)
         if plog is not None:
             self.maybe_advance_high_watermark(tp, plog)
