@@ -39,6 +39,8 @@ from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_cluster_response import DescribeClusterResponse
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.fetch_response import FetchResponse
+from protocol.messages.init_producer_id_request import InitProducerIdRequest
+from protocol.messages.init_producer_id_response import InitProducerIdResponse
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.list_offsets_response import ListOffsetsResponse
 from protocol.messages.offset_for_leader_epoch_request import (
@@ -359,6 +361,19 @@ def test_followers_refuse_and_epochs_are_checked(cluster: Cluster) -> None:
         described: DescribeClusterResponse = client.request(DescribeClusterRequest(), 0)
     assert described.controller_id in (1, 2, 3)
     assert sorted(b.broker_id for b in described.brokers) == [1, 2, 3]
+
+    # Producer ids are unique across the cluster: each node reserves its own block in etcd.
+    ids = []
+    for node in (1, 2, 3):
+        with client_for(cluster, node) as client:
+            for _ in range(2):
+                answer: InitProducerIdResponse = client.request(
+                    InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000), 4
+                )
+                assert answer.error_code == ErrorCode.NONE
+                ids.append(answer.producer_id)
+    assert len(set(ids)) == 6
+    assert len({pid // 1000 for pid in ids}) == 3
 
     # After a leader change the old epoch is fenced everywhere, and the new leader's epoch entry is where the old
     # epoch ended.

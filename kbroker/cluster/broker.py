@@ -309,10 +309,14 @@ class ClusterBroker(Broker):
         last_offset: int,
         timeout_ms: int,
     ) -> AppendError | None:
-        """Wait until the high watermark passes last_offset while we still lead at the same epoch."""
+        """Wait until the high watermark passes last_offset while we still lead at the same epoch.
+
+        Leadership is checked first: once deposed, this log's high watermark is the new leader's, and the offset it
+        passes may hold another record (ours truncated away) by then.
+        """
         truncations = plog.truncations
         with trio.move_on_after(max(timeout_ms, 0) / 1000):
-            while plog.high_watermark <= last_offset:
+            while True:
                 if (
                     self.replicas.leaders.get((topic, partition)) is not leader
                     or plog.truncations != truncations
@@ -321,8 +325,9 @@ class ClusterBroker(Broker):
                         ErrorCode.NOT_LEADER_OR_FOLLOWER,
                         f"leadership of {topic}-{partition} changed before the write was replicated",
                     )
+                if plog.high_watermark > last_offset:
+                    return None
                 await self._replication_progress.wait()
-            return None
         return AppendError(
             ErrorCode.REQUEST_TIMED_OUT,
             f"not replicated to the in-sync replicas of {topic}-{partition} within {timeout_ms} ms",
