@@ -634,3 +634,24 @@ def test_java_consumer_validates_its_position_across_a_leader_change(
     assert {int(epoch) for _, epoch, _ in records} == {0, 1}
     assert "OFFSET_FOR_LEADER_EPOCH" in err, "the Java consumer never validated its position"
     assert "Truncation detected" not in err
+
+
+def test_default_replication_factor_applies_to_created_and_auto_created_topics(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    overrides = {"default.replication.factor": "3", "num.partitions": "2"}
+    with running_cluster(tmp_path, overrides=overrides, request=request) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        admin.create_topics([NewTopic("defaults")])["defaults"].result(
+            30
+        )  # partitions and factor left to the broker
+        # A producer's Metadata request creates an unknown topic (auto.create.topics.enable).
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+        producer.produce("auto-created", value=b"hello")
+        assert producer.flush(30) == 0
+        described = cluster.describe(["defaults", "auto-created"])
+        for name in ("defaults", "auto-created"):
+            partitions = described.topics[name].partitions
+            assert len(partitions) == 2, name
+            for p in partitions:
+                assert sorted(p.replicas) == [1, 2, 3], (name, p)
