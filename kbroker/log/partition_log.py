@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,12 +36,16 @@ from kbroker.log.producer_state import (
     write_snapshot,
 )
 from kbroker.log.segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
     LogSegment,
+    parse_swap_file_name,
     scan_batches,
     segment_file_name,
+    swap_file_name,
 )
 from protocol.errors import ErrorCode
 from protocol.records import (
@@ -55,6 +60,12 @@ from protocol.records import (
 logger = logging.getLogger(__name__)
 
 LOG_START_OFFSET_FILE = "log-start-offset"
+# The log cleaner's first dirty offset: everything before it holds at most one record per key. Written without
+# fsync (a lost or older value only makes the next cleaning redo work); a truncation below it removes it durably.
+CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
+# Below this offset the cleaner may have removed the last batches of a segment, so a segment may end before the
+# next one begins. Recovery accepts such gaps only below it; it is fsynced before any cleaned segment is committed.
+CLEANER_GAPS_FILE = "cleaner-gaps-below"
 _SEGMENT_NAME_LENGTH = 20
 
 Buffer = bytes | bytearray | memoryview
@@ -73,6 +84,65 @@ class AppendInfo:
     log_append_time: int  # -1 unless the topic uses LogAppendTime
     log_start_offset: int
     duplicate: bool = False
+
+
+@dataclass(slots=True)
+class CleanedGroup:
+    """A cleaned segment (written, sealed and fsynced by the log cleaner in `<base>.log.cleaned`) and the
+    consecutive sealed segments it replaces, with the generation each had when the cleaner read it. `end_offset`
+    is the base offset of the segment after the last replaced one.
+    """
+
+    old: list[LogSegment]
+    generations: list[int]
+    new: LogSegment
+    end_offset: int
+
+
+@dataclass(slots=True)
+class SegmentSwap:
+    """The file work of swapping cleaned segments in, captured by `PartitionLog.begin_segment_swap`.
+
+    `execute` may run in a worker thread (its directory fsyncs can take long under load): it only renames and
+    removes files, by path, of segments the log has pinned. On disk: every `<base>.log.cleaned` is renamed
+    `<base>-<end>.log.swap` and the directory fsynced: once no `.cleaned` file is left, the swap is committed and
+    recovery finishes it; while one is, recovery deletes the swap files instead. (The cleaner made sure, durably,
+    that the directory held no other `.cleaned` file.) Then the old segments are renamed `.deleted` and their index
+    files removed, and the directory fsynced again (so a crash can never leave a cleaned segment next to an old one
+    it replaces); finally each swap file becomes `<base>.log` and the directory is fsynced a third time (so no swap
+    file can outlive this call on disk, where the next cleaning's `.cleaned` files would make it look
+    uncommitted). So a crash at any point recovers either all the old segments or all the cleaned ones.
+    """
+
+    directory: Path
+    groups: list[CleanedGroup]
+    cleaner_checkpoint: int
+    done: threading.Event = field(default_factory=threading.Event)
+    completed: bool = False
+    error: OSError | None = None
+    installed: bool = False
+    doomed: list[Path] = field(default_factory=list)
+
+    def execute(self) -> None:
+        """The renames and fsyncs. Never raises OSError: `end_segment_swap` reports it."""
+        try:
+            swaps = []
+            for group in self.groups:
+                swap = self.directory / swap_file_name(group.new.base_offset, group.end_offset)
+                os.rename(group.new.cleaned_path, swap)
+                swaps.append(swap)
+            fsync_directory(self.directory)
+            for group in self.groups:
+                self.doomed.extend(segment.retire_files() for segment in group.old)
+            fsync_directory(self.directory)
+            for group, swap in zip(self.groups, swaps, strict=True):
+                os.rename(swap, group.new.log_path)
+            fsync_directory(self.directory)
+            self.completed = True
+        except OSError as e:
+            self.error = e
+        finally:
+            self.done.set()
 
 
 @dataclass(slots=True)
@@ -135,6 +205,9 @@ class PartitionLog:
         self._truncations = 0
         self._directory_changes = 0
         self._directory_changes_flushed = 0
+        self._cleaner_checkpoint = 0
+        # Cleaned segments being swapped in (see begin_segment_swap): their old segments must stay put meanwhile.
+        self._pending_swap: SegmentSwap | None = None
 
     # ---- opening and recovery -------------------------------------------------------------------------------------
 
@@ -162,6 +235,7 @@ class PartitionLog:
         log = cls(
             directory, config, segments, min(log_start_offset, segments[-1].next_offset), leader_epoch_cache
         )
+        log._cleaner_checkpoint = read_offset_file(directory / CLEANER_CHECKPOINT_FILE, 0)
         active = segments[-1]
         if active.sealed:
             # Clean shutdown: the active segment's index files describe it as closed; it grows again from now on,
@@ -225,6 +299,11 @@ class PartitionLog:
     def segments(self) -> list[LogSegment]:
         """For inspection (tests, the log cleaner); do not modify."""
         return self._segments
+
+    @property
+    def cleaner_checkpoint(self) -> int:
+        """The log cleaner's first dirty offset (see CLEANER_CHECKPOINT_FILE); may lie below the log start."""
+        return self._cleaner_checkpoint
 
     @property
     def truncations(self) -> int:
@@ -504,11 +583,13 @@ class PartitionLog:
         """
         if offset >= self._log_end_offset:
             return
+        self._finish_pending_swap()
         if offset <= self._segments[0].base_offset:
             self.truncate_fully_and_start_at(offset)
             return
         try:
             self._truncations += 1
+            self._lower_cleaner_checkpoint(offset)
             while self._segments[-1].base_offset >= offset:
                 self._forget_segment(self._segments.pop())
             active = self._segments[-1]
@@ -529,8 +610,10 @@ class PartitionLog:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete everything and restart the log, empty, at `offset` (a follower far behind the leader's log start)."""
+        self._finish_pending_swap()
         try:
             self._truncations += 1
+            self._lower_cleaner_checkpoint(offset)
             while self._segments:
                 self._forget_segment(self._segments.pop())
             self._segments.append(
@@ -548,6 +631,14 @@ class PartitionLog:
         self.leader_epoch_cache.clear()
         self.producer_state = ProducerStateManager()
 
+    def _lower_cleaner_checkpoint(self, offset: int) -> None:
+        """Data at and above `offset` is about to be replaced, so it no longer counts as cleaned. The file goes
+        (the caller's directory fsync makes that durable): a missing checkpoint only means a full cleaning next.
+        """
+        if self._cleaner_checkpoint > offset:
+            self._cleaner_checkpoint = offset
+            (self.directory / CLEANER_CHECKPOINT_FILE).unlink(missing_ok=True)
+
     def _forget_segment(self, segment: LogSegment) -> None:
         if segment in self._unflushed_sealed:
             self._unflushed_sealed.remove(segment)
@@ -558,7 +649,8 @@ class PartitionLog:
         below the log start offset. Never the active segment, never data at or above the high watermark.
         Returns how many segments were deleted.
         """
-        if self.offline or self.closed:
+        if self.offline or self.closed or self._pending_swap is not None:
+            # (segments being replaced by the cleaner stay until the swap is installed; the next pass deletes them)
             return 0
         config = self.config
         by_time = config.delete_enabled and config.retention_ms >= 0
@@ -601,7 +693,12 @@ class PartitionLog:
                 raise self._go_offline(e) from e
             self._log_start_offset = offset
             self._after_log_start_moved()
-            while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+            # (while the cleaner swaps segments, they stay: the next retention pass deletes them)
+            while (
+                self._pending_swap is None
+                and len(self._segments) > 1
+                and self._segments[1].base_offset <= offset
+            ):
                 self._forget_segment(self._segments.pop(0))
         return self._log_start_offset
 
@@ -615,6 +712,89 @@ class PartitionLog:
         replace_file(
             self.directory / LOG_START_OFFSET_FILE, f"{offset}\n".encode(), fsync=True, fsync_dir=True
         )
+
+    # ---- log cleaner hooks ----------------------------------------------------------------------------------------
+
+    def begin_segment_swap(self, groups: list[CleanedGroup], cleaner_checkpoint: int) -> SegmentSwap | None:
+        """Start swapping cleaned segments in for the segments they replace (the log cleaner's commit; trio
+        thread). Returns None, changing nothing, if the log changed since the cleaner read those segments (closed,
+        offline, truncated, segments deleted by retention): the caller then deletes the `.cleaned` files.
+
+        Otherwise the old segments are pinned until `end_segment_swap`: retention and DeleteRecords leave them in
+        place, a truncation or close waits for the swap's file work and installs it first, and no flush writes
+        their index files any more. Reads go on from them meanwhile (their descriptors stay open).
+        Run `SegmentSwap.execute` next (any thread), then `end_segment_swap` (trio thread).
+        """
+        if self.closed or self.offline or not groups or self._pending_swap is not None:
+            return None
+        start = next((i for i, s in enumerate(self._segments) if s is groups[0].old[0]), None)
+        if start is None:
+            return None
+        position = start
+        for group in groups:
+            for segment, generation in zip(group.old, group.generations, strict=True):
+                if (
+                    position >= len(self._segments) - 1  # never the active segment
+                    or self._segments[position] is not segment
+                    or segment.deleted
+                    or segment.generation != generation
+                ):
+                    return None
+                position += 1
+        replaced = {id(segment) for group in groups for segment in group.old}
+        for group in groups:
+            for segment in group.old:
+                segment.mark_replaced()
+        self._unflushed_sealed = [s for s in self._unflushed_sealed if id(s) not in replaced]
+        swap = SegmentSwap(self.directory, groups, cleaner_checkpoint)
+        self._pending_swap = swap
+        return swap
+
+    def end_segment_swap(self, swap: SegmentSwap) -> list[Path]:
+        """Install the cleaned segments after `swap.execute` (trio thread; a second call does nothing). Returns the
+        `.deleted` files of the old segments, for the caller to unlink off the event loop. Raises LogError, taking
+        the log offline, if the file work failed: memory and disk may then disagree, and only a restart (whose
+        recovery finishes or undoes the swap) knows which segments are current.
+
+        Closing the old segments at once is safe: nothing keeps using a segment's descriptor across a trio
+        checkpoint (`read` copies with pread within one synchronous call; flushes and the cleaner work on
+        duplicated descriptors). The cleaned segments go through the next flush, which writes their index files
+        (their data is already fsynced).
+        """
+        if swap.installed:
+            return swap.doomed
+        swap.installed = True
+        if self._pending_swap is swap:
+            self._pending_swap = None
+        if swap.error is not None or not swap.completed:
+            for group in swap.groups:
+                group.new.close()
+            raise self._go_offline(swap.error or OSError("the swap of cleaned segments was interrupted"))
+        old = [segment for group in swap.groups for segment in group.old]
+        start = next(i for i, s in enumerate(self._segments) if s is old[0])
+        self._segments[start : start + len(old)] = [group.new for group in swap.groups]
+        for segment in old:
+            segment.close()
+        self._unflushed_sealed.extend(group.new for group in swap.groups)
+        self._set_cleaner_checkpoint(swap.cleaner_checkpoint)
+        return swap.doomed
+
+    def _finish_pending_swap(self) -> None:
+        """Before a truncation or a close: wait for the cleaner's file work (rare, and short) and install it, so
+        that they act on the segments that are on disk.
+        """
+        swap = self._pending_swap
+        if swap is not None:
+            swap.done.wait()
+            self.end_segment_swap(swap)
+
+    def _set_cleaner_checkpoint(self, offset: int) -> None:
+        self._cleaner_checkpoint = offset
+        try:
+            replace_file(self.directory / CLEANER_CHECKPOINT_FILE, f"{offset}\n".encode(), fsync=False)
+        except OSError:
+            # Harmless: an older checkpoint on disk only means more work for the next cleaning after a restart.
+            logger.warning("%s: could not write the cleaner checkpoint", self.name, exc_info=True)
 
     # ---- durability -----------------------------------------------------------------------------------------------
 
@@ -669,6 +849,10 @@ class PartitionLog:
         """
         if self.closed:
             return
+        try:
+            self._finish_pending_swap()
+        except LogError:
+            clean = False
         if clean and not self.offline:
             try:
                 self.flush()
@@ -697,10 +881,62 @@ def _check_keys(batch: RecordBatch) -> None:
 
 
 def _read_log_start_offset(directory: Path) -> int:
+    return read_offset_file(directory / LOG_START_OFFSET_FILE, 0)
+
+
+def read_offset_file(path: Path, default: int) -> int:
     try:
-        return int((directory / LOG_START_OFFSET_FILE).read_text().strip())
+        return int(path.read_text().strip())
     except (FileNotFoundError, ValueError):
-        return 0
+        return default
+
+
+def _finish_interrupted_cleaning(directory: Path) -> None:
+    """Resolve what a crash during a log cleaner swap left behind (see `SegmentSwap`).
+
+    A cleaning is committed once every one of its `.cleaned` files has become a `<base>-<end>.log.swap` file. So
+    while any `.cleaned` file remains, the swap files are not committed either: all are deleted and the old
+    segments stay. Otherwise each swap file replaces every segment whose base offset is in [base, end): those go
+    and it becomes `<base>.log`. `.deleted` files are old segments already replaced.
+    """
+    names = sorted(os.listdir(directory))
+    changed = False
+    uncommitted = any(name.endswith(CLEANED_SUFFIX) for name in names)
+    for name in names:
+        is_swap = parse_swap_file_name(name) is not None
+        if name.endswith((CLEANED_SUFFIX, DELETED_SUFFIX)) or (is_swap and uncommitted):
+            (directory / name).unlink(missing_ok=True)
+            changed = True
+    if uncommitted:
+        logger.warning("%s: removed the files of an interrupted log cleaning", directory.name)
+        fsync_directory(directory)
+        return
+    # Every segment file, with or without its .log (a crash may have come between renaming an old segment's
+    # .log away and removing its index files, which must not survive to describe the new one).
+    segment_files: list[tuple[int, str]] = []
+    for name in names:
+        stem, _, suffix = name.partition(".")
+        if (
+            "." + suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+            and len(stem) == _SEGMENT_NAME_LENGTH
+            and stem.isdigit()
+        ):
+            segment_files.append((int(stem), name))
+    for name in names:
+        swap = parse_swap_file_name(name)
+        if swap is None:
+            continue
+        base, end = swap
+        logger.warning(
+            "%s: finishing the interrupted replacement of segments [%d, %d)", directory.name, base, end
+        )
+        for old_base, old_name in segment_files:
+            if base <= old_base < end:
+                (directory / old_name).unlink(missing_ok=True)
+        os.rename(directory / name, directory / segment_file_name(base, LOG_SUFFIX))
+        changed = True
+    if changed:
+        fsync_directory(directory)
 
 
 def _segment_base_offsets(directory: Path) -> list[int]:
@@ -730,13 +966,18 @@ def _recover_segments(
     directory: Path, config: LogConfig, now_ms: int
 ) -> tuple[list[LogSegment], list[LogSegment]]:
     """(segments, the ones that were scanned rather than trusted)."""
+    _finish_interrupted_cleaning(directory)
     bases = _segment_base_offsets(directory)
+    # Cleaned segments may end before the next one starts (their last batches were removed).
+    gaps_below = read_offset_file(directory / CLEANER_GAPS_FILE, -1)
     segments: list[LogSegment] = []
     recovered: list[LogSegment] = []
     for i, base in enumerate(bases):
-        if segments and base != segments[-1].next_offset:
-            # Segments are contiguous (a roll starts the new one at the log end offset). One that overlaps or
-            # leaves a gap is left over from a truncation (which deletes the later segments) cut short by a crash.
+        cleaned_gap = bool(segments) and segments[-1].next_offset < base <= gaps_below
+        if segments and base != segments[-1].next_offset and not cleaned_gap:
+            # Segments are contiguous (a roll starts the new one at the log end offset), except where the cleaner
+            # left a gap. One that overlaps or leaves another gap is left over from a truncation (which deletes
+            # the later segments) cut short by a crash.
             logger.warning(
                 "%s: segment %d does not follow the previous one (ending at %d); deleting it and later ones",
                 directory.name,

@@ -39,6 +39,13 @@ from protocol.records import (
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+# The log cleaner's files (see kbroker/log/cleaner.py and partition_log.SegmentSwap):
+# `<base>.log.cleaned`, a cleaned segment being written (deleted by recovery: the old segments are intact);
+# `<base>-<end>.log.swap`, a cleaned segment committed to replace every segment whose base offset is in
+# [base, end) (recovery finishes the swap); `<base>.log.deleted`, a replaced segment awaiting unlink.
+CLEANED_SUFFIX = ".log.cleaned"
+SWAP_SUFFIX = ".log.swap"
+DELETED_SUFFIX = ".log.deleted"
 
 # How much a header scan reads at once: several small batches' headers per read() without reading far ahead.
 _SCAN_CHUNK = 64 * 1024
@@ -52,6 +59,23 @@ _OFFSET_ENTRY_SIZE = 8
 
 def segment_file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
+
+
+def swap_file_name(base_offset: int, end_offset: int) -> str:
+    """The name of a committed cleaned segment: the range it replaces is in the name, so a crash between the
+    commit and the removal of the old segments can be finished by recovery alone.
+    """
+    return f"{base_offset:020d}-{end_offset:020d}{SWAP_SUFFIX}"
+
+
+def parse_swap_file_name(name: str) -> tuple[int, int] | None:
+    """(base, end) of a swap file name, or None if `name` is not one."""
+    if not name.endswith(SWAP_SUFFIX):
+        return None
+    base, dash, end = name[: -len(SWAP_SUFFIX)].partition("-")
+    if not dash or not base.isdigit() or not end.isdigit():
+        return None
+    return int(base), int(end)
 
 
 def scan_batches(fd: int, start: int, end: int, whole: bool) -> Iterator[tuple[int, RecordBatch]]:
@@ -172,6 +196,21 @@ class LogSegment:
         return segment
 
     @classmethod
+    def create_cleaned(
+        cls, directory: Path, base_offset: int, index_interval_bytes: int, now_ms: int
+    ) -> LogSegment:
+        """A new, empty segment written by the log cleaner into `<base>.log.cleaned`. Its `log_path` is still
+        `<base>.log`, where `SegmentSwap` renames the file; the descriptor follows.
+        """
+        path = directory / segment_file_name(base_offset, CLEANED_SUFFIX)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        return cls(directory, base_offset, fd, index_interval_bytes, now_ms)
+
+    @property
+    def cleaned_path(self) -> Path:
+        return self.directory / segment_file_name(self.base_offset, CLEANED_SUFFIX)
+
+    @classmethod
     def open_existing(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
         """The segment file as found; call load_indexes() or recover() next."""
         path = directory / segment_file_name(base_offset, LOG_SUFFIX)
@@ -192,6 +231,26 @@ class LogSegment:
             self.close()
             for path in (self.log_path, self.index_path, self.time_index_path):
                 path.unlink(missing_ok=True)
+
+    def mark_replaced(self) -> None:
+        """The log cleaner is replacing this segment (trio thread): a flush running in a worker thread must never
+        write its index files again, since the cleaned segment at the same base offset takes their names.
+        """
+        with self.lock:
+            self.deleted = True
+            self.generation += 1
+
+    def retire_files(self) -> Path:
+        """After `mark_replaced` (any thread): rename the log file to `<base>.log.deleted`, for the caller to unlink
+        later (unlinking a large file takes a while), and remove the index files. The descriptor stays open for
+        reads until the log closes it. Returns the renamed path.
+        """
+        doomed = self.directory / segment_file_name(self.base_offset, DELETED_SUFFIX)
+        with self.lock:
+            os.rename(self.log_path, doomed)
+            self.index_path.unlink(missing_ok=True)
+            self.time_index_path.unlink(missing_ok=True)
+        return doomed
 
     # ---- appending ------------------------------------------------------------------------------------------------
 
