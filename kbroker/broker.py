@@ -25,6 +25,7 @@ from kbroker.config import (
     parse_listener,
 )
 from kbroker.coordinator.wiring import GroupService
+from kbroker.log.cleaner import LogCleaner
 from kbroker.log.config import ConfigError as LogConfigError
 from kbroker.log.config import LogConfig
 from kbroker.log.errors import LogError
@@ -388,10 +389,17 @@ class Broker:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.committer.run)
             nursery.start_soon(self._retention_loop)
+            self.start_log_cleaner(nursery)
             await self.start_services(nursery)
             port = await nursery.start(serve_listener, self)
             self.bound_port = port
             task_status.started(port)
+
+    def start_log_cleaner(self, nursery: trio.Nursery) -> None:
+        """Compaction of cleanup.policy=compact topics (kbroker/log/cleaner.py), unless log.cleaner.enable=false."""
+        if self.config.get_bool("log.cleaner.enable"):
+            cleaner = LogCleaner(self.logs, backoff_ms=self.config.get_int("log.cleaner.backoff.ms"))
+            nursery.start_soon(cleaner.run)
 
     async def start_services(self, nursery: trio.Nursery) -> None:
         """What must be running before the listener opens. A cluster node (kbroker/cluster/broker.py) joins the
