@@ -1,10 +1,12 @@
 """Log compaction end to end: a real broker process, a compacted topic, stock clients.
 
-100,000 updates over 1,000 keys (see update_keys) are produced with confluent-kafka (lz4, so the cleaner also rewrites compressed
-batches that lose part of their records). Once the broker's cleaner has caught up with everything below the
-active segment, consumers reading from offset 0 (confluent-kafka, then kafka-python) must see one record per key
-below the active segment, the latest value of every key, and every record at the offset its producer was told.
-The same holds after a restart of the broker (recovery of cleaned segments, gaps included).
+100,000 updates over 1,000 keys (see update_keys) are produced with confluent-kafka (lz4, so the cleaner also
+rewrites compressed batches that lose part of their records). Once the broker's cleaner has caught up with
+everything below the active segment, consumers reading from offset 0 (confluent-kafka, then kafka-python) must
+see one record per key below the active segment, the latest value of every key, and every record at the offset
+its producer was told. The same holds after a restart of the broker (recovery of cleaned segments, gaps included).
+`__consumer_offsets` is compacted like any such topic: after many commits only the latest ones remain, and the
+coordinator reloads them after a restart.
 """
 
 from __future__ import annotations
@@ -191,3 +193,50 @@ def test_a_compacted_topic_keeps_the_latest_value_of_every_key(broker_factory: B
     # Cleaned segments, and the gaps between them, survive a restart as they are.
     broker.restart()
     check(consume_confluent(broker.bootstrap, topic, end), acknowledged, active_base)
+
+
+def test_consumer_offsets_is_compacted_and_the_latest_commits_survive_a_restart(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(
+        overrides={
+            "log.cleaner.backoff.ms": "200",
+            "offsets.topic.num.partitions": "1",
+            "offsets.topic.segment.bytes": "20000",
+        }
+    )
+    topic = f"plain-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
+    group = f"group-{uuid.uuid4().hex[:8]}"
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    try:
+        for i in range(1, 1501):
+            consumer.commit(
+                offsets=[ConfluentPartition(topic, 0, i), ConfluentPartition(topic, 1, 10 * i)],
+                asynchronous=False,
+            )
+    finally:
+        consumer.close()
+    offsets_dir = broker.data_dir / "__consumer_offsets-0"
+    active_base = wait_until_cleaned(offsets_dir)
+    assert active_base > 1000, "the 1,500 commits filled several segments"
+    below_active = sum(
+        path.stat().st_size for path in offsets_dir.glob("*.log") if path.name < f"{active_base:020d}"
+    )
+    # only the latest commit of each partition (and the group's metadata) is left below the active segment
+    assert below_active < 2000
+
+    broker.restart()  # the coordinator reloads the group from the compacted partition
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    try:
+        committed = consumer.committed(
+            [ConfluentPartition(topic, 0), ConfluentPartition(topic, 1)], timeout=30
+        )
+    finally:
+        consumer.close()
+    assert [(p.partition, p.offset) for p in committed] == [(0, 1500), (1, 15000)]

@@ -149,7 +149,7 @@ def check_compacted(
     return records
 
 
-# ---- what compaction keeps ---------------------------------------------------------------------------------------
+# ---- what compaction keeps ---------------------------------------------------------------------------------
 
 
 def test_latest_value_of_every_key_is_kept_at_its_offset(tmp_path: Path) -> None:
@@ -263,7 +263,7 @@ def test_producer_fields_epochs_and_timestamp_type_are_preserved(tmp_path: Path)
     assert not log.append_as_leader(nxt, leader_epoch=5, now_ms=T0).duplicate
 
 
-# ---- tombstones, lag and what is never cleaned -------------------------------------------------------------------
+# ---- tombstones, lag and what is never cleaned -------------------------------------------------------------
 
 
 def test_tombstones_stay_until_delete_retention_then_go(tmp_path: Path) -> None:
@@ -373,7 +373,7 @@ def test_a_log_that_is_not_compacted_is_never_cleaned(tmp_path: Path) -> None:
     assert clean_log(log, now_ms=T0) is None
 
 
-# ---- the checkpoint and the dirty ratio -------------------------------------------------------------------------
+# ---- the checkpoint and the dirty ratio --------------------------------------------------------------------
 
 
 def test_second_cleaning_maps_only_the_dirty_part(tmp_path: Path) -> None:
@@ -432,7 +432,7 @@ def test_a_small_offset_map_cleans_over_several_rounds(tmp_path: Path) -> None:
     assert latest_by_key(records) == latest_by_key(list(written.values()))
 
 
-# ---- a log that changes under the cleaner -------------------------------------------------------------------------
+# ---- a log that changes under the cleaner ------------------------------------------------------------------
 
 
 def prepared_plan(log: PartitionLog) -> CleaningPlan:
@@ -483,7 +483,7 @@ def test_flushes_and_reads_across_a_swap(tmp_path: Path) -> None:
     assert read_all(open_log(tmp_path / "t-0", compact_config())) == records
 
 
-# ---- crashes ------------------------------------------------------------------------------------------------------
+# ---- crashes -----------------------------------------------------------------------------------------------
 
 
 class SimulatedCrash(BaseException):
@@ -577,7 +577,7 @@ def test_a_crash_at_any_point_of_a_cleaning_recovers_the_old_or_the_new_log(
     assert outcomes == sorted(outcomes)
 
 
-# ---- while a swap is in progress -----------------------------------------------------------------------------------
+# ---- while a swap is in progress ---------------------------------------------------------------------------
 
 
 def begun_swap(log: PartitionLog) -> tuple[kbroker.log.partition_log.SegmentSwap, int]:
