@@ -95,8 +95,7 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | 
             presp.base_offset = info.base_offset
             presp.log_append_time_ms = info.log_append_time
             presp.log_start_offset = info.log_start_offset
-            if info.duplicate:
-                continue  # already acknowledged once: its offsets are as durable as they will get
+            # A duplicate (an idempotent retry) waits too: its first attempt may still be waiting for its fsync.
             pending.append(_Pending(presp, topic.name, pdata.index, info.last_offset))
 
     if req.acks == -1 and pending:
