@@ -139,6 +139,10 @@ class Broker:
     def controller_id(self) -> int:
         return self.node_id
 
+    def metadata_controller_id(self) -> int:
+        """The controller id Metadata reports: where admin clients send CreateTopics/DeleteTopics."""
+        return self.controller_id()
+
     def partition_state(self, topic: str, partition: int) -> PartitionState:
         """Single node: we lead every partition at epoch 0 and are its only replica."""
         return PartitionState(self.node_id, 0, [self.node_id], [self.node_id], [])

@@ -148,6 +148,13 @@ class ClusterBroker(Broker):
         controller = self.snapshot.controller
         return controller.node_id if controller is not None else -1
 
+    def metadata_controller_id(self) -> int:
+        """Every node can serve admin requests (they go through etcd), so Metadata names the answering node, as
+        KRaft brokers name a live broker rather than the controller. Naming the real controller would send admin
+        clients to a node that may have just died, and librdkafka waits for its next metadata refresh to move on.
+        DescribeCluster still names the real controller."""
+        return self.node_id
+
     def partition_state(self, topic: str, partition: int) -> PartitionState:
         snapshot = self.snapshot
         state = snapshot.partition(topic, partition)

@@ -103,6 +103,6 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
     return MetadataResponse(
         brokers=response_brokers(broker),
         cluster_id=broker.cluster_id,
-        controller_id=broker.controller_id(),
+        controller_id=broker.metadata_controller_id(),
         topics=topics,
     )
