@@ -542,7 +542,8 @@ class GroupRun:
         return consumer
 
     def process(self, name: str, partition: int, offset: int, value: bytes) -> None:
-        if self.last_seen.get(partition, -1) + 1 != offset:
+        # A member's first record of a partition is always a resume, even at offset 0 (nothing committed yet).
+        if partition not in self.last_seen or self.last_seen[partition] + 1 != offset:
             resume = Resume(name, partition, offset, self.committed[partition], self.processed_end[partition])
             self.resumes.append(resume)
             if not resume.committed <= offset <= resume.processed_end:
