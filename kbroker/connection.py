@@ -1,7 +1,11 @@
-"""One client connection: read frames, handle one request at a time, answer in order.
+"""One client connection: read frames, handle requests in order, answer in order.
 
-Kafka processes a connection's requests one by one (the socket is muted while a request is in flight), so answering
-in order needs no bookkeeping: clients may pipeline up to five requests and they simply wait in the socket buffer.
+Requests are handled one at a time, in the order they arrive, as Kafka does. The one exception to "finish before
+the next" is the wait of an acks=-1 produce for fsync and replication: its batches are appended at once, and the
+handler returns a `Deferred`; the connection goes on with the next requests while a writer task sends the responses
+strictly in request order (awaiting each deferred one in turn). So many acks=-1 batches pipelined on one connection
+share one fsync and one replication round instead of paying for one each. At most `MAX_PENDING_RESPONSES` responses
+wait at a time; beyond that the reader stops reading (back-pressure).
 Anything wrong with what a peer sends closes only that peer's connection.
 """
 
@@ -9,11 +13,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import trio
 
-from kbroker.handlers.registry import HANDLERS, CloseConnection, RequestContext
+from kbroker.handlers.registry import HANDLERS, CloseConnection, Deferred, RequestContext
 from protocol.codec import decode_from, encode_into
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.framing import NEED_DATA, FrameDecoder
@@ -34,6 +39,10 @@ log = logging.getLogger(__name__)
 
 _connection_ids = itertools.count(1)
 RECEIVE_SIZE = 256 * 1024
+MAX_PENDING_RESPONSES = 64
+
+# What the reader hands the writer: an encoded response, or a coroutine function that produces one later.
+Outgoing = bytearray | bytes | Callable[[], Awaitable[bytearray]]
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:
@@ -56,7 +65,7 @@ def _unsupported_api_versions(correlation_id: int) -> bytes:
     return bytes(w.out)
 
 
-async def handle_request(broker: Broker, frame: bytearray, peer: str, connection_id: int) -> bytearray | bytes | None:
+async def handle_request(broker: Broker, frame: bytearray, peer: str, connection_id: int) -> Outgoing | None:
     """Decode, dispatch and encode one request; None means no response (acks=0 produce)."""
     r = Reader(frame)
     header = read_request_header_prefix(r)
@@ -86,9 +95,21 @@ async def handle_request(broker: Broker, frame: bytearray, peer: str, connection
     response = await handler.fn(ctx, request)
     if response is None:
         return None
+    header_version = response_header_version(schema, version)
+    if isinstance(response, Deferred):
+        deferred = response
+
+        async def encode_later() -> bytearray:
+            return _encode_response(header.correlation_id, header_version, await deferred.wait(), version)
+
+        return encode_later
+    return _encode_response(header.correlation_id, header_version, response, version)
+
+
+def _encode_response(correlation_id: int, header_version: int, response: object, version: int) -> bytearray:
     w = Writer()
     w.int32(0)
-    encode_response_header(w, header.correlation_id, response_header_version(schema, version))
+    encode_response_header(w, correlation_id, header_version)
     encode_into(w, response, version)
     w.out[0:4] = (len(w.out) - 4).to_bytes(4, "big")
     return w.out  # no copy: a fetch response can be megabytes
@@ -101,21 +122,44 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
         peer = f"{peer_addr[0]}:{peer_addr[1]}"
     except OSError:
         peer = "?"
-    decoder = FrameDecoder(broker.config.get_int("socket.request.max.bytes"))
     broker.connections += 1
+    try:
+        async with trio.open_nursery() as nursery:
+            send, receive = trio.open_memory_channel[Outgoing](MAX_PENDING_RESPONSES)
+            nursery.start_soon(_write_responses, stream, receive, nursery.cancel_scope, peer, connection_id)
+            async with send:
+                if not await _read_requests(broker, stream, send, peer, connection_id):
+                    # the peer misbehaved: close now, without the responses still pending (as Kafka does)
+                    nursery.cancel_scope.cancel()
+    finally:
+        broker.connections -= 1
+        with trio.move_on_after(1) as scope:
+            scope.shield = True
+            await stream.aclose()
+
+
+async def _read_requests(
+    broker: Broker,
+    stream: trio.SocketStream,
+    send: trio.MemorySendChannel[Outgoing],
+    peer: str,
+    connection_id: int,
+) -> bool:
+    """Read and handle requests until the peer closes (True) or must be disconnected (False)."""
+    decoder = FrameDecoder(broker.config.get_int("socket.request.max.bytes"))
     try:
         while True:
             frame = decoder.next_frame()
             if frame is NEED_DATA:
                 data = await stream.receive_some(RECEIVE_SIZE)
                 if not data:
-                    return
+                    return True
                 decoder.feed(data)
                 continue
             assert isinstance(frame, bytearray)
             response = await handle_request(broker, frame, peer, connection_id)
             if response is not None:
-                await stream.send_all(response)
+                await send.send(response)
     except CloseConnection as exc:
         log.info("closing connection %d from %s: %s", connection_id, peer, exc)
     except ProtocolError as exc:
@@ -125,8 +169,23 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
     except Exception:
         # A handler bug must not take the server down: drop this connection only, and say why.
         log.exception("closing connection %d from %s after an internal error", connection_id, peer)
-    finally:
-        broker.connections -= 1
-        with trio.move_on_after(1) as scope:
-            scope.shield = True
-            await stream.aclose()
+    return False
+
+
+async def _write_responses(
+    stream: trio.SocketStream,
+    receive: trio.MemoryReceiveChannel[Outgoing],
+    scope: trio.CancelScope,
+    peer: str,
+    connection_id: int,
+) -> None:
+    try:
+        async with receive:
+            async for outgoing in receive:
+                data = outgoing if isinstance(outgoing, bytearray | bytes) else await outgoing()
+                await stream.send_all(data)
+    except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+        scope.cancel()
+    except Exception:
+        log.exception("closing connection %d from %s after an internal error", connection_id, peer)
+        scope.cancel()

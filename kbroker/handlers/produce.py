@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import trio
 
 from kbroker.broker import AppendError, now_ms
-from kbroker.handlers.registry import CloseConnection, RequestContext, handles
+from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext, handles
 from protocol.errors import ErrorCode
 from protocol.messages.produce_request import ProduceRequest
 from protocol.messages.produce_response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
@@ -52,7 +52,7 @@ def _check_batch(records: bytes | memoryview | None, version: int) -> tuple[Erro
 
 
 @handles(0, 3, 11)
-async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | None:
+async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | Deferred | None:
     broker = ctx.broker
     version = ctx.api_version
     responses: list[TopicProduceResponse] = []
@@ -108,9 +108,14 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | 
                 p.response.error_message = exc.message
                 p.response.base_offset = -1
 
-        async with trio.open_nursery() as nursery:
-            for p in pending:
-                nursery.start_soon(wait_one, p)
+        async def acknowledged() -> ProduceResponse:
+            async with trio.open_nursery() as nursery:
+                for p in pending:
+                    nursery.start_soon(wait_one, p)
+            return ProduceResponse(responses=responses)
+
+        # The batches are appended (in request order) already; only the acknowledgement waits.
+        return Deferred(acknowledged)
     if req.acks == 0:
         if any(p.error_code for t in responses for p in t.partition_responses):
             # acks=0 producers never read a response: Kafka closes the connection so they notice and refresh metadata

@@ -24,6 +24,18 @@ class CloseConnection(Exception):
     """Stop serving this connection (after logging why): Kafka's answer to requests it will not parse."""
 
 
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A response that is ready only later (a produce with acks=-1 waits for fsync and replication).
+
+    The connection goes on reading and handling the requests behind it meanwhile, so that many acks=-1 batches
+    pipelined on one connection share one fsync and one replication round; responses still go out in request
+    order. `wait()` returns the response message.
+    """
+
+    wait: Callable[[], Awaitable[Any]]
+
+
 @dataclass(slots=True)
 class RequestContext:
     broker: Broker
