@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import functools
+import itertools
 import json
 import os
 import platform
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -44,6 +46,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PARTITIONS = 4  # the mock cluster auto-creates topics with 4 partitions; kbroker topics are created alike
 MOCK_PARTITION_CAP = 5 * 1024 * 1024  # the mock keeps ~5 MiB per partition, then drops the oldest batches
 CLIENT_COMMON: dict[str, Any] = {"log.connection.close": False}
+# where `python -m kbroker` runs from (its working directory comes first on sys.path): the working tree, or an
+# export of one commit (--kbroker-rev)
+KBROKER_SOURCE = REPO
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -171,6 +176,17 @@ class Target:
             text += f"; last lines of {self.log_path}:\n{tail(self.log_path)}"
         return text
 
+    def delete_topic(self, topic: str) -> None:
+        """Best effort, untimed: a topic per scenario would otherwise pile up (and, with replicas, every partition
+        costs the followers' fetches something). The mock has no DeleteTopics; its memory is bounded anyway."""
+        if self.auto_creates or not self.alive():
+            return
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON})
+        try:
+            admin.delete_topics([topic], operation_timeout=30, request_timeout=30)[topic].result(35)
+        except Exception as e:
+            print(f"{self.name}: could not delete topic {topic}: {e!r}", flush=True)
+
     def create_topic(self, topic: str, partitions: int) -> None:
         """CreateTopics, or (when the target lacks it) a Metadata request that auto-creates the topic."""
         if not self.auto_creates:
@@ -205,32 +221,59 @@ class Target:
 
 
 class KBroker(Target):
-    def __init__(self, name: str = "kbroker", data_root: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "kbroker",
+        data_root: str | None = None,
+        extra_args: list[str] | None = None,
+        port: int | None = None,
+    ) -> None:
         self.name = name
         self.data_root = data_root
+        self.extra_args = extra_args or []
+        self.port = port
         self.tmp: Path | None = None
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="kbroker-bench-", dir=self.data_root))
-        port = free_port()
+        port = self.port = self.port or free_port()
         self.bootstrap = f"127.0.0.1:{port}"
         self.log_path = self.tmp / "broker.log"
         self.command = [
             PYTHON, "-m", "kbroker", "serve",
             "--data-dir", str(self.tmp / "data"),
             "--listeners", f"PLAINTEXT://127.0.0.1:{port}",
+            *self.extra_args,
         ]  # fmt: skip
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                self.command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+                self.command,
+                cwd=KBROKER_SOURCE,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
+
+    def wait_ready(self, brokers: int = 1, timeout: float = 30) -> None:
+        """Listening, and Metadata lists `brokers` brokers."""
+        assert self.port is not None
+        deadline = time.monotonic() + timeout
         try:
-            wait_port("127.0.0.1", port, time.monotonic() + 30, self.proc)
-            md = AdminClient({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON}).list_topics(timeout=15)
-            if not md.brokers:
-                raise BenchError("Metadata answered with no brokers")
+            wait_port("127.0.0.1", self.port, deadline, self.proc)
+            admin = AdminClient({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON})
+            while True:
+                md = admin.list_topics(timeout=max(1.0, deadline - time.monotonic()))
+                if len(md.brokers) >= brokers:
+                    return
+                if time.monotonic() > deadline:
+                    raise BenchError(f"Metadata lists {len(md.brokers)} brokers, expected {brokers}")
+                time.sleep(0.2)
         except Exception as e:
-            raise BenchError(f"kbroker did not start: {e}\n{self.diagnostics()}") from e
+            raise BenchError(f"{self.name} did not start: {e}\n{self.diagnostics()}") from e
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -239,16 +282,122 @@ class KBroker(Target):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+class Etcd:
+    """A private single-member etcd on free 127.0.0.1 ports, stopped by its pid."""
+
+    def __init__(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="etcd-bench-"))
+        self.client_port = free_port()
+        self.peer_port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.client_port}"
+        self.log_path = self.tmp / "etcd.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 20) -> None:
+        binary = shutil.which("etcd")
+        if binary is None:
+            raise BenchError("etcd is not installed (apt-get install -y etcd-server)")
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        command = [
+            binary,
+            "--name", "bench",
+            "--data-dir", str(self.tmp / "data"),
+            "--listen-client-urls", self.endpoint,
+            "--advertise-client-urls", self.endpoint,
+            "--listen-peer-urls", peer,
+            "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"bench={peer}",
+            "--log-level", "warn",
+        ]  # fmt: skip
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise BenchError(f"etcd exited with status {self.proc.returncode}:\n{tail(self.log_path)}")
+            try:
+                with urllib.request.urlopen(self.endpoint + "/health", timeout=1) as response:
+                    if b'"true"' in response.read():
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise BenchError(f"etcd not healthy after {timeout:.0f} s:\n{tail(self.log_path)}")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_pid(self.proc)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class KBrokerCluster(Target):
+    """Three kbroker processes on 127.0.0.1 sharing a private etcd; topics with replication factor 3.
+
+    CPU is the sum over the three broker processes (etcd not counted).
+    """
+
+    replication_factor = 3
+
+    def __init__(self, size: int = 3, name: str = "kbroker-x3") -> None:
+        self.name = name
+        self.size = size
+        self.etcd = Etcd()
+        self.nodes: list[KBroker] = []
+
+    def start(self) -> None:
+        self.etcd.start()
+        metadata = f"etcd://127.0.0.1:{self.etcd.client_port}"
+        self.nodes = [
+            KBroker(f"{self.name}/node{i}", extra_args=["--node-id", str(i), "--metadata", metadata])
+            for i in range(self.size)
+        ]
+        for node in self.nodes:
+            node.launch()
+        self.bootstrap = ",".join(node.bootstrap for node in self.nodes)
+        for node in self.nodes:
+            node.wait_ready(brokers=self.size, timeout=60)
+        self.proc = self.nodes[0].proc
+
+    def alive(self) -> bool:
+        return bool(self.nodes) and all(node.alive() for node in self.nodes)
+
+    def cpu(self) -> CpuSample | None:
+        samples = [node.cpu() for node in self.nodes]
+        if any(sample is None for sample in samples):
+            return None
+        return CpuSample(sum(s.ticks for s in samples if s), sum(s.fine for s in samples if s))
+
+    def diagnostics(self) -> str:
+        parts = [node.diagnostics() for node in self.nodes]
+        etcd_state = "running" if self.etcd.proc and self.etcd.proc.poll() is None else "not running"
+        parts.append(
+            f"etcd: {etcd_state}; last lines of {self.etcd.log_path}:\n{tail(self.etcd.log_path, 10)}"
+        )
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+        self.etcd.stop()
+
+
 class Mock(Target):
-    name = "mock"
     auto_creates = True
+
+    def __init__(self, brokers: int = 1, name: str = "mock") -> None:
+        self.name = name
+        self.brokers = brokers
+        self.replication_factor = brokers  # the mock gives auto-created topics one replica per broker
 
     def start(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="mock-bench-"))
         self.log_path = self.tmp / "mock.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [PYTHON, str(BENCH / "mock_cluster.py")],
+                [PYTHON, str(BENCH / "mock_cluster.py"), "--brokers", str(self.brokers)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -445,18 +594,50 @@ def produce_latency(
     }
 
 
+def idle_cpu(target: Target, seconds: float) -> float | None:
+    """Share of one core the broker uses while no client sends anything."""
+    time.sleep(0.5)
+    a = measured_cpu(target)
+    time.sleep(seconds)
+    b = measured_cpu(target)
+    used = cpu_delta(a, b)
+    return None if used is None else used / seconds
+
+
+def fmt_share(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def count_topics(target: Target) -> int | str:
+    try:
+        md = AdminClient({"bootstrap.servers": target.bootstrap, **CLIENT_COMMON}).list_topics(timeout=10)
+    except KafkaException:
+        return "?"
+    return len([t for t in md.topics if not t.startswith("__")])
+
+
+def latency_key(rate: float, acks: str) -> str:
+    return f"latency {rate:.0f}/s acks={acks}"
+
+
 def produce_scenario(
     target: Target, topic: str, n: int, value: bytes, acks: str, timeout: float
 ) -> dict[str, Any]:
     target.create_topic(topic, PARTITIONS)
-    return produce_throughput(target, topic, n, value, acks, timeout)
+    try:
+        return produce_throughput(target, topic, n, value, acks, timeout)
+    finally:
+        target.delete_topic(topic)
 
 
 def latency_scenario(
     target: Target, topic: str, rate: float, seconds: float, value: bytes, acks: str, linger_ms: int
 ) -> dict[str, Any]:
     target.create_topic(topic, PARTITIONS)
-    return produce_latency(target, topic, rate, seconds, value, acks, linger_ms)
+    try:
+        return produce_latency(target, topic, rate, seconds, value, acks, linger_ms)
+    finally:
+        target.delete_topic(topic)
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -465,23 +646,33 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def check_log_start(consumer: Consumer, target: Target, topic: str, expected: int) -> None:
+def check_log_start(consumer: Consumer, target: Target, topic: str, expected: int, wait: float = 30) -> None:
     """The topic holds exactly `expected` records from offset 0 in every partition (the mock trims at ~5 MiB).
 
     Asked of the leader by the measuring consumer itself, which also makes it connect to the leader before the clock
-    starts (otherwise librdkafka retries the first offset query only after 500 ms).
+    starts (otherwise librdkafka retries the first offset query only after 500 ms). With replicas, records become
+    readable when the high watermark passes them, after the followers fetched them: wait up to `wait` seconds.
     """
-    total = 0
-    for p in range(PARTITIONS):
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-        if low != 0:
+    deadline = time.monotonic() + wait
+    while True:
+        marks = [
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in range(PARTITIONS)
+        ]
+        for p, (low, _) in enumerate(marks):
+            if low != 0:
+                raise BenchError(
+                    f"{target.name}: partition {topic}-{p} starts at offset {low}, not 0: the broker dropped "
+                    f"records (the mock keeps ~5 MiB per partition); use fewer records"
+                )
+        total = sum(high - low for low, high in marks)
+        if total == expected:
+            return
+        if total > expected or time.monotonic() > deadline:
             raise BenchError(
-                f"{target.name}: partition {topic}-{p} starts at offset {low}, not 0: the broker dropped "
-                f"records (the mock keeps ~5 MiB per partition); use fewer records"
+                f"{target.name}: {topic} holds {total} records below its high watermarks after {wait:.0f} s, "
+                f"expected {expected}; (low, high) per partition: {marks}"
             )
-        total += high - low
-    if total != expected:
-        raise BenchError(f"{target.name}: {topic} holds {total} records, expected {expected}")
+        time.sleep(0.1)
 
 
 def consume_pass(
@@ -545,15 +736,18 @@ def consume_throughput(
 ) -> dict[str, Any]:
     """Fill a topic with n records (acks=1, untimed), then read it back `passes` times; the timed parts add up."""
     target.create_topic(topic, PARTITIONS)
-    produce_throughput(target, topic, n, value, "1", timeout)
     seconds = 0.0
     cpu: float | None = 0.0
     gen_cpu = 0.0
-    for _ in range(passes):
-        s, c, g = consume_pass(target, topic, n, len(value), timeout)
-        seconds += s
-        cpu = None if cpu is None or c is None else cpu + c
-        gen_cpu += g
+    try:
+        produce_throughput(target, topic, n, value, "1", timeout)
+        for _ in range(passes):
+            s, c, g = consume_pass(target, topic, n, len(value), timeout)
+            seconds += s
+            cpu = None if cpu is None or c is None else cpu + c
+            gen_cpu += g
+    finally:
+        target.delete_topic(topic)
     return {"records": n * passes, "seconds": seconds, "cpu": cpu, "gen_cpu": gen_cpu}
 
 
@@ -568,11 +762,12 @@ class Plan:
     produce_records: dict[int, int]
     consume_records: dict[int, int]
     consume_passes: int
-    latency_rate: float
+    latency_rates: list[float]
     latency_seconds: float
     latency_linger_ms: int
     timeout: float
     acks_modes: list[str]
+    idle_seconds: float
 
 
 def size_label(size: int) -> str:
@@ -650,19 +845,20 @@ def run(
                     plan.timeout,
                 )
                 attempt("consume", size, target, job)
-            for acks in plan.acks_modes:
-                for target in order:
-                    job = functools.partial(
-                        latency_scenario,
-                        target,
-                        f"{prefix}-latency-acks{acks.replace('-', 'm')}",
-                        plan.latency_rate,
-                        plan.latency_seconds,
-                        value,
-                        acks,
-                        plan.latency_linger_ms,
-                    )
-                    attempt(f"latency acks={acks}", size, target, job)
+            for rate in plan.latency_rates:
+                for acks in plan.acks_modes:
+                    for target in order:
+                        job = functools.partial(
+                            latency_scenario,
+                            target,
+                            f"{prefix}-latency-{rate:.0f}-acks{acks.replace('-', 'm')}",
+                            rate,
+                            plan.latency_seconds,
+                            value,
+                            acks,
+                            plan.latency_linger_ms,
+                        )
+                        attempt(latency_key(rate, acks), size, target, job)
     return results, failures
 
 
@@ -713,13 +909,24 @@ def report(
     out.append(f"Software: {meta['software']}  ")
     out.append(f"Command: `{meta['command']}`  ")
     out.append(
+        f"Load average (1 min) at the start and the end: {meta['load_start']} / {meta['load_end']} "
+        "(other work on the machine shows here)  "
+    )
+    out.append(
+        f"Broker CPU while idle (share of one core, over {plan.idle_seconds:g} s): {meta.get('idle', '?')}  "
+    )
+    out.append(
         f"Plan: {plan.rounds} rounds, targets interleaved per scenario (order reversed every other round); "
         + "records per produce run: "
         + ", ".join(f"{plan.produce_records[s]:,} x {size_label(s)}" for s in plan.sizes)
         + f"; read back: {plan.consume_passes} x "
         + ", ".join(f"{plan.consume_records[s]:,} x {size_label(s)}" for s in plan.sizes)
-        + f"; latency: {plan.latency_rate:,.0f} msg/s for {plan.latency_seconds:g} s"
-        + f"; topics of {PARTITIONS} partitions, replication factor 1."
+        + "; latency: "
+        + " and ".join(f"{rate:,.0f}" for rate in plan.latency_rates)
+        + f" msg/s for {plan.latency_seconds:g} s"
+        + f"; topics of {PARTITIONS} partitions, replication factor "
+        + ", ".join(f"{t.replication_factor} on {t.name}" for t in targets)
+        + "."
     )
     out.append("")
     out.append("### Throughput (median of rounds; range in parentheses)")
@@ -760,37 +967,35 @@ def report(
             out.append("| " + " | ".join(row) + " |")
     out.append("")
     out.append(
-        f"### Produce latency at {plan.latency_rate:,.0f} msg/s for {plan.latency_seconds:g} s, "
-        f"linger.ms={plan.latency_linger_ms} (median over rounds of each round's p50 / p99, ms)"
+        f"### Produce latency, {plan.latency_seconds:g} s at a fixed rate, linger.ms={plan.latency_linger_ms} "
+        "(median over rounds of each round's p50 / p99, ms; produce requests/s and the most requests seen "
+        "waiting for their response)"
     )
     out.append("")
-    header = ["record", "acks"]
+    header = ["record", "msg/s", "acks"]
     for n in names:
         header += [f"{n} p50", f"{n} p99", f"{n} CPU s/100k rec", f"{n} req/s, max waiting"]
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "---|" * len(header))
-    for size in plan.sizes:
-        for acks in plan.acks_modes:
-            row = [size_label(size), acks]
-            for n in names:
-                rows = results.get((f"latency acks={acks}", size, n), [])
-                if not rows:
-                    row += ["failed" if any(n in f for f in failures) else "—", "", "", ""]
-                    continue
-                p50 = cell_median(rows, lambda r: r["p50_ms"])
-                p99 = cell_median(rows, lambda r: r["p99_ms"])
-                cpu = cell_median(
-                    rows, lambda r: None if r["cpu"] is None else r["cpu"] * 100_000 / r["records"]
-                )
-                reqs = cell_median(rows, lambda r: r["requests_per_s"])
-                waiting = cell_median(rows, lambda r: r["max_in_flight"])
-                row += [
-                    f"{p50:.2f}",
-                    f"{p99:.2f}",
-                    fmt_cpu(cpu),
-                    "" if reqs is None or waiting is None else f"{reqs:.0f}, {waiting:.0f}",
-                ]
-            out.append("| " + " | ".join(row) + " |")
+    for size, rate, acks in itertools.product(plan.sizes, plan.latency_rates, plan.acks_modes):
+        row = [size_label(size), f"{rate:,.0f}", acks]
+        for n in names:
+            rows = results.get((latency_key(rate, acks), size, n), [])
+            if not rows:
+                row += ["failed" if any(n in f for f in failures) else "—", "", "", ""]
+                continue
+            p50 = cell_median(rows, lambda r: r["p50_ms"])
+            p99 = cell_median(rows, lambda r: r["p99_ms"])
+            cpu = cell_median(rows, lambda r: None if r["cpu"] is None else r["cpu"] * 100_000 / r["records"])
+            reqs = cell_median(rows, lambda r: r["requests_per_s"])
+            waiting = cell_median(rows, lambda r: r["max_in_flight"])
+            row += [
+                f"{p50:.2f}",
+                f"{p99:.2f}",
+                fmt_cpu(cpu),
+                "" if reqs is None or waiting is None else f"{reqs:.0f}, {waiting:.0f}",
+            ]
+        out.append("| " + " | ".join(row) + " |")
     out.append("")
     if failures:
         out.append("### Failures")
@@ -834,16 +1039,40 @@ def machine() -> str:
     return f"nproc {os.cpu_count()}, {model}{mem}, {platform.system()} {platform.release()}"
 
 
-def software() -> str:
+def load_average() -> str:
     try:
-        rev = subprocess.run(
-            ["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True, text=True, check=False
-        ).stdout.strip()
+        return Path("/proc/loadavg").read_text().split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+def git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
     except OSError:
-        rev = "?"
+        return ""
+    return done.stdout.strip()
+
+
+def export_revision(rev: str) -> tuple[Path, str]:
+    """`git archive` one commit into a temporary directory; returns it and the full commit id."""
+    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    if not commit:
+        raise BenchError(f"not a commit: {rev!r}")
+    tmp = Path(tempfile.mkdtemp(prefix="kbroker-src-"))
+    archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+    return tmp, commit
+
+
+def software(kbroker_commit: str | None) -> str:
+    if kbroker_commit:
+        where = f"commit {kbroker_commit[:12]} ({git('log', '-1', '--format=%cs %s', kbroker_commit)[:80]})"
+    else:
+        where = f"the working tree at {git('describe', '--always', '--dirty') or '?'}"
     return (
         f"Python {platform.python_version()}, confluent-kafka {confluent_kafka.__version__}, "
-        f"librdkafka {confluent_kafka.libversion()[0]}, kbroker at {rev or '?'}"
+        f"librdkafka {confluent_kafka.libversion()[0]}; kbroker from {where}"
     )
 
 
@@ -853,6 +1082,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--quick", action="store_true", help="a few seconds: small runs, one round (smoke check)"
+    )
+    parser.add_argument(
+        "--kbroker-rev",
+        metavar="REV",
+        help="run kbroker from a clean export of this commit (e.g. HEAD) instead of the working tree",
+    )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="3 replicas: three kbroker processes and a private etcd, side by side with a 3-broker mock cluster; "
+        "acks=1 vs acks=all (writes bench/results-cluster.md)",
     )
     parser.add_argument(
         "--targets", default="kbroker,mock", help="comma-separated: kbroker, mock, kbroker-shm [kbroker,mock]"
@@ -876,9 +1116,11 @@ def main(argv: list[str] | None = None) -> int:
         help="times the topic is read back, each by a fresh consumer [5; quick 1]",
     )
     parser.add_argument(
-        "--latency-rate", type=float, default=2000.0, help="messages/s in the latency runs [2000]"
+        "--latency-rates",
+        default="200,2000",
+        help="messages/s of the latency runs, comma-separated [200,2000]",
     )
-    parser.add_argument("--latency-seconds", type=float, help="duration of a latency run [5; quick 1]")
+    parser.add_argument("--latency-seconds", type=float, help="duration of a latency run [3; quick 1]")
     parser.add_argument("--latency-linger-ms", type=int, default=5, help="linger.ms of the latency runs [5]")
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="give up on one run after this many s [300]"
@@ -913,21 +1155,24 @@ def main(argv: list[str] | None = None) -> int:
         produce_records=produce_records,
         consume_records=consume_records,
         consume_passes=args.consume_passes or (1 if args.quick else 5),
-        latency_rate=args.latency_rate,
-        latency_seconds=args.latency_seconds or (1.0 if args.quick else 5.0),
+        latency_rates=[float(r) for r in args.latency_rates.split(",")],
+        latency_seconds=args.latency_seconds or (1.0 if args.quick else 3.0),
         latency_linger_ms=args.latency_linger_ms,
         timeout=args.timeout,
         acks_modes=["all", "1"],
+        idle_seconds=1.0 if args.quick else 3.0,
     )
     names = [t.strip() for t in args.targets.split(",") if t.strip()]
     targets: list[Target] = []
     for name in names:
-        if name == "kbroker":
+        if name == "kbroker" and args.cluster:
+            targets.append(KBrokerCluster())
+        elif name == "kbroker":
             targets.append(KBroker())
         elif name == "kbroker-shm":
             targets.append(KBroker("kbroker-shm", data_root="/dev/shm"))
         elif name == "mock":
-            targets.append(Mock())
+            targets.append(Mock(3, "mock-x3") if args.cluster else Mock())
             for s in sizes:
                 # round-robin over the partitions; a record of a batch carries ~8-12 bytes besides its value
                 per_partition = consume_records[s] * (s + 12) / PARTITIONS
@@ -940,30 +1185,50 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown target {name!r}")
     out = args.out
     if out is None and not args.quick and names == ["kbroker", "mock"]:
-        out = BENCH / "results.md"
+        out = BENCH / ("results-cluster.md" if args.cluster else "results.md")
 
+    global KBROKER_SOURCE
+    source_tmp: Path | None = None
+    kbroker_commit: str | None = None
+    if args.kbroker_rev:
+        try:
+            source_tmp, kbroker_commit = export_revision(args.kbroker_rev)
+        except (BenchError, subprocess.CalledProcessError) as e:
+            parser.error(f"--kbroker-rev {args.kbroker_rev}: {e}")
+        KBROKER_SOURCE = source_tmp
     meta = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": machine(),
-        "software": software(),
+        "software": software(kbroker_commit),
         "command": ".venv/bin/python bench/run.py "
         + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
     }
+    meta["load_start"] = load_average()
     print(f"{meta['machine']}\n{meta['software']}", flush=True)
     started: list[Target] = []
     try:
         for t in targets:
+            started.append(t)  # stopped even if it fails half-way through starting
             try:
                 t.start()
             except BenchError as e:
                 print(f"could not start {t.name}: {e}", file=sys.stderr)
-                raise
-            started.append(t)
+                return 2
             print(f"{t.name} at {t.bootstrap} (pid {t.proc.pid if t.proc else '?'})", flush=True)
+        idle_start = {t.name: idle_cpu(t, plan.idle_seconds) for t in targets}
         results, failures = run(targets, plan)
+        idle_end = {t.name: idle_cpu(t, plan.idle_seconds) for t in targets}
+        meta["idle"] = ", ".join(
+            f"{t.name} {fmt_share(idle_start[t.name])} at the start, {fmt_share(idle_end[t.name])} at the end "
+            f"(holding {count_topics(t)} topics)"
+            for t in targets
+        )
     finally:
         for t in started:
             t.stop()
+        if source_tmp is not None:
+            shutil.rmtree(source_tmp, ignore_errors=True)
+    meta["load_end"] = load_average()
     text = report(targets, plan, results, failures, meta)
     print()
     print(text)
