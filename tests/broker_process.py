@@ -51,6 +51,8 @@ class BrokerProcess:
         self.host = host
         self.port = port if port is not None else free_port(host)
         self.overrides = dict(overrides or {})
+        # more `kbroker serve` arguments, e.g. ["--config", "server.properties"]
+        self.extra_args: list[str] = []
         self.log_path = (
             log_path if log_path is not None else self.data_dir.with_name(self.data_dir.name + ".log")
         )
@@ -73,7 +75,7 @@ class BrokerProcess:
         ]  # fmt: skip
         for key, value in self.overrides.items():
             command += ["--override", f"{key}={value}"]
-        return command
+        return command + self.extra_args
 
     def start(self) -> BrokerProcess:
         assert not self.is_running(), f"broker {self.pid} already running"
