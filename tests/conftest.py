@@ -18,6 +18,13 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check what is generated, not how fast: the 2-core CI machine runs brokers beside them, so no
+# per-example deadline; under CI the examples are derandomized so that a run is repeatable.
+settings.register_profile("kbroker", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("kbroker-ci", parent=settings.get_profile("kbroker"), derandomize=True)
+settings.load_profile("kbroker-ci" if os.environ.get("CI") else "kbroker")
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
