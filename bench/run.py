@@ -37,7 +37,7 @@ from typing import Any
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import AdminClient, NewTopic
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

@@ -125,7 +125,8 @@ def record_batch(value: bytes) -> bytearray:
         batch_size=1 << 20,
     )  # fmt: skip
     builder.append(0, timestamp=int(time.time() * 1000), key=b"k", value=value, headers=[])
-    return builder.build()
+    batch: bytearray = builder.build()  # unannotated in kafka-python's stubs
+    return batch
 
 
 # ---- the well-behaved bystander ---------------------------------------------------------------------------

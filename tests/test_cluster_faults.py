@@ -29,11 +29,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
+from kafka.cluster import ClusterMetadata
 
+from compat.clients.confluent import partition_offset, value_of
 from compat.clients.java import JVM_OPTIONS, JavaHarness
 from kbroker.log.config import LogConfig
 from kbroker.log.log_manager import partition_dir_name
@@ -105,12 +107,12 @@ class ConfluentWriter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="confluent-writer", daemon=True)
 
-    def _on_delivery(self, err: KafkaError | None, msg: Any) -> None:  # confluent's Message is untyped
+    def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
         with self._lock:
             if err is not None:
                 self.failed.append(f"{msg.value()!r}: {err}")
             else:
-                self.acks.append(Ack(self.topic, msg.partition(), msg.offset(), msg.value(), "confluent"))
+                self.acks.append(Ack(self.topic, *partition_offset(msg), value_of(msg), "confluent"))
                 self.ack_times.append(time.monotonic())
 
     def _run(self) -> None:
@@ -345,11 +347,13 @@ def read_with_confluent(
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error():
-                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+            error = msg.error()
+            if error:
+                assert error.code() == KafkaError._PARTITION_EOF, error
                 continue
-            read.append(LogRecord(topic, msg.partition(), msg.offset(), msg.value(), "confluent-read"))
-            next_offset[msg.partition()] = msg.offset() + 1
+            partition, offset = partition_offset(msg)
+            read.append(LogRecord(topic, partition, offset, value_of(msg), "confluent-read"))
+            next_offset[partition] = offset + 1
         return read
     finally:
         consumer.close()
@@ -594,7 +598,7 @@ class GroupRun:
             for msg in consumer.consume(num_messages=100, timeout=0.5):
                 if msg.error():
                     continue  # informational (e.g. a partition EOF); librdkafka retries by itself
-                self.process(name, msg.partition(), msg.offset(), msg.value())
+                self.process(name, *partition_offset(msg), value_of(msg))
             self.commit(consumer)
 
     def commit_everything(self, consumer: Consumer, timeout: float = 30.0) -> None:
@@ -608,9 +612,9 @@ def produce_values(cluster: Cluster, topic: str, values: list[bytes]) -> list[Ac
     acks: list[Ack] = []
     failed: list[str] = []
 
-    def report(err: KafkaError | None, msg: Any) -> None:
+    def report(err: KafkaError | None, msg: Message) -> None:
         if err is None:
-            acks.append(Ack(topic, msg.partition(), msg.offset(), msg.value(), "confluent"))
+            acks.append(Ack(topic, *partition_offset(msg), value_of(msg), "confluent"))
         else:
             failed.append(str(err))
 
@@ -741,9 +745,12 @@ def test_kcat_kafka_python_and_confluent_show_the_new_leaders(cluster: Cluster, 
             assert {i: p.leader for i, p in metadata.topics[topic].partitions.items()} == expected, name
         # ... and it can write to every partition through the new leaders.
         delivered: list[str | None] = []
+
+        def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+            delivered.append(None if err is None else str(err))
+
         for p in range(partitions):
-            producer.produce(topic, value=b"after failover", partition=p,
-                             on_delivery=lambda err, _msg: delivered.append(None if err is None else str(err)))  # fmt: skip
+            producer.produce(topic, value=b"after failover", partition=p, on_delivery=on_delivery)
         assert producer.flush(30) == 0
         assert delivered == [None] * partitions
 
@@ -752,12 +759,13 @@ def test_kcat_kafka_python_and_confluent_show_the_new_leaders(cluster: Cluster, 
         try:
             for name, consumer in (("new KafkaConsumer", fresh), ("long-lived KafkaConsumer", kp)):
                 consumer.topics()  # always a Metadata request for every topic
-                metadata = consumer._client.cluster
-                assert sorted(b.node_id for b in metadata.brokers()) == live, name
+                # the consumer's own metadata cache, private (so outside kafka-python's stubs)
+                cached: ClusterMetadata = vars(consumer)["_client"].cluster
+                assert sorted(b.node_id for b in cached.brokers()) == live, name
                 for p in range(partitions):
                     tp = KafkaTopicPartition(topic, p)
-                    assert metadata.leader_for_partition(tp) == expected[p], (name, p)
-                    assert metadata.leader_epoch_for_partition(tp) == epochs[p], (name, p)
+                    assert cached.leader_for_partition(tp) == expected[p], (name, p)
+                    assert cached.leader_epoch_for_partition(tp) == epochs[p], (name, p)
         finally:
             fresh.close()
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from typing import TypedDict
 
 import pytest
 
@@ -19,6 +20,7 @@ from kbroker.cluster.metadata import (
     InvalidTopic,
     InvalidUpdateVersion,
     KeyLayout,
+    MetadataError,
     PartitionState,
     TopicRecord,
     elect_leader,
@@ -139,6 +141,22 @@ def test_expand_isr() -> None:
     assert same is before
 
 
+class ExpandIsrArgs(TypedDict):
+    leader_id: int
+    leader_epoch: int
+    partition_epoch: int
+    caught_up: int
+    live_brokers: set[int]
+
+
+class ExpandIsrOverrides(TypedDict, total=False):
+    leader_id: int
+    leader_epoch: int
+    partition_epoch: int
+    caught_up: int
+    live_brokers: set[int]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "code"),
     [
@@ -150,18 +168,18 @@ def test_expand_isr() -> None:
         ({"caught_up": 3, "live_brokers": {1, 2}}, IneligibleReplica, ErrorCode.INELIGIBLE_REPLICA),
     ],
 )
-def test_expand_isr_refused(kwargs: dict[str, object], error: type[Exception], code: ErrorCode) -> None:
-    args: dict[str, object] = {
+def test_expand_isr_refused(kwargs: ExpandIsrOverrides, error: type[MetadataError], code: ErrorCode) -> None:
+    args: ExpandIsrArgs = {
         "leader_id": 1,
         "leader_epoch": 5,
         "partition_epoch": 10,
         "caught_up": 3,
         "live_brokers": {1, 2, 3},
+        **kwargs,
     }
-    args.update(kwargs)
     with pytest.raises(error) as info:
-        expand_isr(state(1, (1, 2)), **args)  # type: ignore[arg-type]
-    assert info.value.error_code == code  # type: ignore[attr-defined]
+        expand_isr(state(1, (1, 2)), **args)
+    assert info.value.error_code == code
 
 
 def test_shrink_isr_cannot_drop_the_leader() -> None:

@@ -4,13 +4,12 @@ compare-and-swap of partition state, leader election after a broker's lease laps
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 
 import pytest
 import trio
-from etcd_process import EtcdProcess, running_etcd
 
 from kbroker.cluster.controller import Controller
 from kbroker.cluster.etcd import EtcdClient
@@ -30,6 +29,7 @@ from kbroker.cluster.metadata import (
     place_partition,
 )
 from kbroker.cluster.store import BrokerIdInUse, ClusterSnapshot, MetadataStore, PartitionWrite
+from tests.etcd_process import EtcdProcess, running_etcd
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -111,9 +111,13 @@ async def harness(etcd: EtcdProcess) -> AsyncIterator[Harness]:
             await store.aclose()
 
 
-async def wait_for(store: MetadataStore, predicate: object, timeout: float = 20) -> ClusterSnapshot:  # noqa: ASYNC109
+async def wait_for(
+    store: MetadataStore,
+    predicate: Callable[[ClusterSnapshot], bool],
+    timeout: float = 20,  # noqa: ASYNC109
+) -> ClusterSnapshot:
     with trio.fail_after(timeout):
-        return await store.wait_until(predicate)  # type: ignore[arg-type]
+        return await store.wait_until(predicate)
 
 
 # ---- brokers

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_codec_strategies import message_strategy
 
 from protocol.codec import decode, encode
 from protocol.errors import ProtocolError
@@ -24,6 +23,7 @@ from protocol.messages.fetch_request import FetchRequest
 from protocol.messages.metadata_request import MetadataRequest
 from protocol.messages.produce_request import ProduceRequest
 from protocol.primitives import encode_uvarint
+from tests.test_codec_strategies import message_strategy
 
 FUZZ = settings(
     max_examples=25,
@@ -43,7 +43,7 @@ def _versions(cls: type) -> range:
 
 def _decode_or_protocol_error(cls: type, version: int, data: bytes) -> Any:
     try:
-        msg = decode(cls, version, data)
+        msg: object = decode(cls, version, data)
     except ProtocolError:
         return None
     # anything that decodes must also encode again (it is a well-formed message of this version)

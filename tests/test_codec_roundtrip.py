@@ -15,11 +15,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_codec_strategies import ALL_MESSAGE_VERSIONS, assert_same_message, message_id, message_strategy
 
 from protocol.codec import decode, encode
 from protocol.errors import ProtocolError
 from protocol.messages import SCHEMAS
+from tests.test_codec_strategies import (
+    ALL_MESSAGE_VERSIONS,
+    assert_same_message,
+    message_id,
+    message_strategy,
+)
 
 ROUND_TRIP = settings(
     max_examples=6,
@@ -47,7 +52,7 @@ def test_round_trip(cls_version: tuple[type, int], data: st.DataObject) -> None:
     body = encode(msg, version)
     assert isinstance(body, bytes)
 
-    back = decode(cls, version, body)
+    back: object = decode(cls, version, body)
     assert type(back) is cls
     assert_same_message(schema, version, msg, back)
     assert encode(back, version) == body

@@ -21,6 +21,7 @@ from kbroker.coordinator.group import (
 from kbroker.coordinator.offsets import (
     OffsetAndMetadata,
     OffsetCommitEntry,
+    PartitionResult,
     expired_offsets,
     java_string_length,
 )
@@ -84,16 +85,23 @@ def stable(
 
 
 def commit(
-    coord: GroupCoordinator, group: str, member: str = "", gen: int = -1, now: int = 0, **entry: object
-) -> Outcome[tuple[object, ...]]:
+    coord: GroupCoordinator,
+    group: str,
+    member: str = "",
+    gen: int = -1,
+    now: int = 0,
+    *,
+    topic: str = "t",
+    partition: int = 0,
+    offset: int = 42,
+    epoch: int = -1,
+    metadata: str | None = "",
+    retention: int = -1,
+) -> Outcome[tuple[PartitionResult, ...]]:
     e = OffsetCommitEntry(
-        topic=entry.get("topic", "t"),  # type: ignore[arg-type]
-        partition=entry.get("partition", 0),  # type: ignore[arg-type]
-        offset=entry.get("offset", 42),  # type: ignore[arg-type]
-        leader_epoch=entry.get("epoch", -1),  # type: ignore[arg-type]
-        metadata=entry.get("metadata", ""),  # type: ignore[arg-type]
+        topic=topic, partition=partition, offset=offset, leader_epoch=epoch, metadata=metadata
     )
-    return coord.commit_offsets(group, member, None, gen, [e], now, entry.get("retention", -1))  # type: ignore[arg-type]
+    return coord.commit_offsets(group, member, None, gen, [e], now, retention)
 
 
 def fetch1(coord: GroupCoordinator, group: str, topic: str = "t", partition: int = 0) -> tuple[int, int, str]:
@@ -107,7 +115,7 @@ def fetch1(coord: GroupCoordinator, group: str, topic: str = "t", partition: int
 def test_simple_commit_creates_an_empty_group_and_fetch_returns_it() -> None:
     coord = coordinator()
     out = commit(coord, "simple", offset=10, epoch=3, metadata="hello", now=5)
-    assert [r.error for r in out.response] == [E.NONE]  # type: ignore[attr-defined]
+    assert [r.error for r in out.response] == [E.NONE]
     assert records_of(out) == [(OffsetCommitKey("simple", "t", 0), 10)]
     assert list(out.records) == [partition_for("simple", 50)]
     assert coord.groups["simple"].state is GroupState.EMPTY
@@ -179,25 +187,25 @@ def test_group_managed_commit_checks(member: str, gen: int, expected: ErrorCode)
     assert generation == 1
     who = member_id if member == "m" else member
     out = commit(coord, "g", who, gen)
-    assert out.response[0].error is expected  # type: ignore[attr-defined]
+    assert out.response[0].error is expected
     assert bool(out.records) == (expected is E.NONE)
 
 
 def test_commit_for_unknown_group_with_a_generation_is_illegal() -> None:
     coord = coordinator()
-    assert commit(coord, "ghost", "m", 3).response[0].error is E.ILLEGAL_GENERATION  # type: ignore[attr-defined]
+    assert commit(coord, "ghost", "m", 3).response[0].error is E.ILLEGAL_GENERATION
     assert "ghost" not in coord.groups
 
 
 def test_commit_is_refused_on_a_dead_or_unowned_group() -> None:
     coord = GroupCoordinator(owned_partitions=[])
-    assert commit(coord, "g").response[0].error is E.NOT_COORDINATOR  # type: ignore[attr-defined]
+    assert commit(coord, "g").response[0].error is E.NOT_COORDINATOR
     assert coord.fetch_offsets("g", None).error is E.NOT_COORDINATOR
 
 
 def test_empty_group_id_may_store_offsets() -> None:
     coord = coordinator()
-    assert commit(coord, "").response[0].error is E.NONE  # type: ignore[attr-defined]
+    assert commit(coord, "").response[0].error is E.NONE
     assert fetch1(coord, "")[0] == 42
 
 

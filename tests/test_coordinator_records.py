@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
+from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator, Outcome
 from kbroker.coordinator.group import (
     GroupConfig,
     GroupState,
@@ -337,8 +337,8 @@ def test_load_rebuilds_groups_and_offsets_after_a_restart() -> None:
     coord = GroupCoordinator(config, new_member_id=lambda p: f"{p}-{next(counter)}")
     log: dict[int, list[tuple[bytes, bytes | None]]] = {}
 
-    def keep(outcome: object) -> None:
-        for partition, recs in outcome.records.items():  # type: ignore[attr-defined]
+    def keep(outcome: Outcome[object]) -> None:
+        for partition, recs in outcome.records.items():
             log.setdefault(partition, []).extend(recs)
 
     # A stable group with a dynamic and a static member, and committed offsets.

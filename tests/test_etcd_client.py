@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import pytest
 import trio
-from etcd_process import EtcdProcess, free_port, running_etcd
 
 from kbroker.cluster.etcd import (
     Compacted,
@@ -23,6 +22,7 @@ from kbroker.cluster.etcd import (
     prefix_range_end,
     value_is,
 )
+from tests.etcd_process import EtcdProcess, free_port, running_etcd
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -130,7 +130,7 @@ async def test_watch_prefix(etcd: EtcdProcess) -> None:
             await client.put(b"/w/a", b"1")
             await client.put(b"/outside", b"x")
             await client.delete(b"/w/a")
-            seen = []
+            seen: list[tuple[str, bytes, bytes | None]] = []
             async for response in stream:
                 seen.extend(
                     (e.type, e.kv.key, e.prev_kv.value if e.prev_kv else None) for e in response.events

@@ -110,14 +110,17 @@ class H:
         gen: int,
         now: int = 0,
         assignments: tuple[tuple[str, bytes], ...] = (),
-        **kw: object,
+        *,
+        instance: str | None = None,
+        ptype: str | None = None,
+        pname: str | None = None,
     ) -> SyncResult | Pending:
         request = SyncRequest(
             member_id=member,
-            group_instance_id=kw.get("instance"),  # type: ignore[arg-type]
+            group_instance_id=instance,
             generation_id=gen,
-            protocol_type=kw.get("ptype"),  # type: ignore[arg-type]
-            protocol_name=kw.get("pname"),  # type: ignore[arg-type]
+            protocol_type=ptype,
+            protocol_name=pname,
             assignments=assignments,
         )
         out = self.coord.sync_group(GROUP, request, now)

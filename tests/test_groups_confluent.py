@@ -87,7 +87,7 @@ def test_admin_lists_describes_and_deletes_groups(broker_factory: BrokerFactory)
     produce(broker.bootstrap, topic, PARTITIONS, 60)
     group = unique("confluent-admin")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    member = ConfluentMember(broker.bootstrap, group, topic, **{"client.id": "admin-test-member"})
+    member = ConfluentMember(broker.bootstrap, group, topic, config={"client.id": "admin-test-member"})
     try:
         wait_for("60 records consumed", lambda: len(member.records) >= 60)
 

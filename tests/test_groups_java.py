@@ -138,7 +138,7 @@ def test_java_and_librdkafka_members_settle_on_range(
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     # The Java members stop after 4 s without records, once they have consumed.
     java = [JavaMember(harness, broker.bootstrap, group, topic, f"java-{i}", idle_ms=4000) for i in range(2)]
-    librdkafka = ConfluentMember(broker.bootstrap, group, topic, **{"client.id": "librdkafka-0"})
+    librdkafka = ConfluentMember(broker.bootstrap, group, topic, config={"client.id": "librdkafka-0"})
     members.extend([*java, librdkafka])
 
     assignor, shares = wait_for(

@@ -13,7 +13,7 @@ import socket
 import struct
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from confluent_kafka import Producer
@@ -179,7 +179,7 @@ class ConfluentMember:
         *,
         batch: int = 500,
         pace_s: float = 0.0,
-        **config: str | int,
+        config: Mapping[str, str | int] | None = None,
     ) -> None:
         import threading
 
@@ -192,7 +192,7 @@ class ConfluentMember:
             "enable.auto.commit": False,
             "session.timeout.ms": 6000,
             "heartbeat.interval.ms": 500,
-            **config,
+            **(config or {}),
         }
         self.consumer = Consumer(settings)
         self.topic = topic

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pytest
 
@@ -19,8 +20,17 @@ pytestmark = pytest.mark.timeout(60)
 SMALL = LogConfig(segment_bytes=4096, index_interval_bytes=256)
 
 
-def batch(count: int = 1, timestamp: int = 1000, value: bytes = b"v" * 20, **kwargs: int) -> bytearray:
-    return build_batch([Record(i, timestamp + i, b"k%d" % i, value) for i in range(count)], **kwargs)
+class BatchOptions(TypedDict, total=False):
+    compression: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+
+
+def batch(
+    count: int = 1, timestamp: int = 1000, value: bytes = b"v" * 20, **options: Unpack[BatchOptions]
+) -> bytearray:
+    return build_batch([Record(i, timestamp + i, b"k%d" % i, value) for i in range(count)], **options)
 
 
 def open_log(tmp_path: Path, config: LogConfig = SMALL) -> PartitionLog:

@@ -54,7 +54,7 @@ def open_log(directory: Path, config: LogConfig) -> PartitionLog:
     return log
 
 
-Entry = tuple[bytes, bytes | None]
+Entry = tuple[bytes | None, bytes | None]  # (key, value): a None value is a tombstone
 
 
 def append(
@@ -242,8 +242,8 @@ def test_producer_fields_epochs_and_timestamp_type_are_preserved(tmp_path: Path)
             (b"same", f"new{i}".encode()),
         ]
         records = [Record(j, T0, key, value) for j, (key, value) in enumerate(entries)]
-        batch = build_batch(records, producer_id=42, producer_epoch=3, base_sequence=sequence)
-        info = log.append_as_leader(batch, leader_epoch=5, now_ms=T0 + i)
+        data = build_batch(records, producer_id=42, producer_epoch=3, base_sequence=sequence)
+        info = log.append_as_leader(data, leader_epoch=5, now_ms=T0 + i)
         sequence += len(records)
         for j, (key, value) in enumerate(entries):
             written[info.base_offset + j] = Record(info.base_offset + j, T0 + i, key, value)

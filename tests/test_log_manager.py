@@ -130,8 +130,8 @@ def test_retention_pass_covers_every_log(tmp_path: Path) -> None:
     deleted = manager.retention_pass(now_ms=10_000)
     assert deleted > 0
     for partition in range(3):
-        log = manager.get("t", partition)
-        assert log is not None
-        assert len(log.segments) == 1
-        assert log.log_start_offset > 0
+        kept = manager.get("t", partition)
+        assert kept is not None
+        assert len(kept.segments) == 1
+        assert kept.log_start_offset > 0
     manager.close_all()

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.timeout(60)
 HOUR = 3600 * 1000
 
 
-def open_log(tmp_path: Path, **config: int) -> PartitionLog:
-    return PartitionLog.open(tmp_path / "t-0", LogConfig(segment_bytes=1024, **config), now_ms=0)
+def open_log(tmp_path: Path, *, retention_ms: int, retention_bytes: int = -1) -> PartitionLog:
+    config = LogConfig(segment_bytes=1024, retention_ms=retention_ms, retention_bytes=retention_bytes)
+    return PartitionLog.open(tmp_path / "t-0", config, now_ms=0)
 
 
 def fill(log: PartitionLog, batches: int, timestamp: int) -> None:

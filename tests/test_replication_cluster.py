@@ -22,9 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka.cluster import ClusterMetadata
 
+from compat.clients.confluent import partition_offset, value_of
 from kbroker.log.config import LogConfig
 from kbroker.log.log_manager import partition_dir_name
 from kbroker.log.partition_log import PartitionLog
@@ -155,12 +157,12 @@ class Produced:
         self.failed: list[str] = []
         self.lock = threading.Lock()
 
-    def __call__(self, err: KafkaError | None, msg: object) -> None:
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
         with self.lock:
             if err is not None:
                 self.failed.append(str(err))
             else:
-                self.acked[msg.value()] = (msg.partition(), msg.offset(), time.monotonic())  # type: ignore[attr-defined]
+                self.acked[value_of(msg)] = (*partition_offset(msg), time.monotonic())
 
 
 def idempotent_producer(cluster: Cluster) -> Producer:
@@ -198,12 +200,14 @@ def consume_all(
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    at_end.add(msg.partition())
+            error = msg.error()
+            if error:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    at_end.add(partition_offset(msg)[0])
                 continue
-            at_end.discard(msg.partition())
-            seen[msg.value()] = (msg.partition(), msg.offset())
+            partition, offset = partition_offset(msg)
+            at_end.discard(partition)
+            seen[value_of(msg)] = (partition, offset)
         assert len(at_end) == partitions, f"did not reach the end of every partition of {topic} in {timeout}s"
         return seen
     finally:
@@ -284,7 +288,8 @@ def test_create_produce_consume_and_metadata_from_every_client(cluster: Cluster,
     kp = KafkaConsumer(bootstrap_servers=cluster.bootstrap, group_id=None)
     try:
         assert kp.partitions_for_topic("orders") == {0, 1, 2}
-        kp_cluster = kp._client.cluster
+        # the consumer's own metadata cache, private (so outside kafka-python's stubs)
+        kp_cluster: ClusterMetadata = vars(kp)["_client"].cluster
         assert sorted(b.node_id for b in kp_cluster.brokers()) == [1, 2, 3]
         for index, p in partitions.items():
             assert kp_cluster.leader_for_partition(kafka_tp("orders", index)) == p.leader

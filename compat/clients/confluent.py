@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Sequence
@@ -34,22 +35,42 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
         consumer.close()
 
 
+def partition_offset(message: Message) -> tuple[int, int]:
+    """Where a delivered or consumed message sits: librdkafka sets both, though its types allow None."""
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None
+    assert offset is not None
+    return partition, offset
+
+
+def value_of(message: Message) -> bytes:
+    """The value of a message written with one (not a tombstone)."""
+    value = message.value()
+    assert isinstance(value, bytes)
+    return value
+
+
+def _header_value(data: str | bytes | None) -> bytes:
+    assert not isinstance(data, str)  # consumed header values are bytes, or None for a null value
+    return data or b""
+
+
 def to_consumed(message: Message) -> Consumed:
     error = message.error()
     if error is not None:
         raise KafkaException(error)
-    partition, offset = message.partition(), message.offset()
-    assert partition is not None
-    assert offset is not None
+    partition, offset = partition_offset(message)
     key, value = message.key(), message.value()
     assert not isinstance(key, str)
     assert not isinstance(value, str)
+    headers = message.headers() or []
+    assert isinstance(headers, list)  # a consumed message's headers are (name, value) pairs, not a dict
     return Consumed(
         partition=partition,
         offset=offset,
         key=key,
         value=value,
-        headers=tuple((name, data or b"") for name, data in message.headers() or ()),
+        headers=tuple((name, _header_value(data)) for name, data in headers),
         timestamp=message.timestamp()[1],
     )
 
@@ -75,10 +96,7 @@ class Confluent(Client):
             if error is not None:
                 errors.append(f"record {index}: {error}")
             else:
-                partition, offset = message.partition(), message.offset()
-                assert partition is not None
-                assert offset is not None
-                acks.append(Ack(index, partition, offset))
+                acks.append(Ack(index, *partition_offset(message)))
 
         for record in records:
             while True:
@@ -90,7 +108,7 @@ class Confluent(Client):
                         partition=-1 if record.partition is None else record.partition,
                         timestamp=record.timestamp or 0,
                         headers=list(record.headers),
-                        on_delivery=lambda err, msg, index=record.index: on_delivery(index, err, msg),
+                        on_delivery=functools.partial(on_delivery, record.index),
                     )
                     break
                 except BufferError:

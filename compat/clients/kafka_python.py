@@ -3,25 +3,34 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Literal
 
-import kafka
 import kafka.codec
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.version import __version__ as kafka_version
 
 from compat.clients import CONSUME_TIMEOUT_S, Client
 from compat.records import Ack, Consumed, Record
 
 # kafka-python finds each codec through an optional package; the name to install when it is missing.
-_CODEC_PACKAGES = {
+_CODEC_PACKAGES: dict[str, tuple[Callable[[], object], str]] = {
     "snappy": (kafka.codec.has_snappy, "python-snappy"),
     "lz4": (kafka.codec.has_lz4, "lz4"),
     "zstd": (kafka.codec.has_zstd, "zstandard"),
 }
+# The producer's compression_type for each codec of compat.clients.CODECS.
+_COMPRESSION_TYPES: dict[str, Literal["gzip", "snappy", "lz4", "zstd"] | None] = {
+    "none": None,
+    "gzip": "gzip",
+    "snappy": "snappy",
+    "lz4": "lz4",
+    "zstd": "zstd",
+}
 
 
 class KafkaPython(Client):
-    name = f"kafka-python-{kafka.__version__}"
+    name = f"kafka-python-{kafka_version}"
 
     def unsupported_codec_reason(self, codec: str) -> str | None:
         if codec in _CODEC_PACKAGES:
@@ -41,7 +50,7 @@ class KafkaPython(Client):
         producer = KafkaProducer(
             bootstrap_servers=bootstrap,
             client_id="compat-kafka-python-producer",
-            compression_type=None if codec == "none" else codec,
+            compression_type=_COMPRESSION_TYPES[codec],
         )
         try:
             futures = [

@@ -13,28 +13,37 @@ end offsets {"partition": offset}, or the codecs this installation can send {"co
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
-import kafka
 import kafka.codec
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from kafka.version import __version__ as kafka_version
 
-# records.py is standard-library only, so it works here without the rest of compat/.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import records
+# compat/records.py (and compat/__init__.py) are standard-library only, so they work here without the rest of compat/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from compat import records
 
 CONSUME_TIMEOUT_S = 120.0
-CODEC_CHECKS = {
+CODEC_CHECKS: dict[str, tuple[Callable[[], object], str]] = {
     "none": (lambda: True, ""),
     "gzip": (kafka.codec.has_gzip, ""),
     "snappy": (kafka.codec.has_snappy, "python-snappy"),
     "lz4": (kafka.codec.has_lz4, "lz4"),
     "zstd": (kafka.codec.has_zstd, "zstandard"),
 }
+COMPRESSION_TYPES: dict[str, Literal["gzip", "snappy", "lz4", "zstd"] | None] = {
+    "none": None,
+    "gzip": "gzip",
+    "snappy": "snappy",
+    "lz4": "lz4",
+    "zstd": "zstd",
+}
 
 
-def create_topic(bootstrap, topic, partitions):
+def create_topic(bootstrap: str, topic: str, partitions: str) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="compat-kp202-admin")
     try:
         admin.create_topics([NewTopic(topic, num_partitions=int(partitions), replication_factor=1)])
@@ -42,11 +51,11 @@ def create_topic(bootstrap, topic, partitions):
         admin.close()
 
 
-def produce(bootstrap, topic, codec):
+def produce(bootstrap: str, topic: str, codec: str) -> None:
     producer = KafkaProducer(
         bootstrap_servers=bootstrap,
         client_id="compat-kp202-producer",
-        compression_type=None if codec == "none" else codec,
+        compression_type=COMPRESSION_TYPES[codec],
     )
     futures = []
     for index, line in enumerate(sys.stdin):
@@ -67,7 +76,7 @@ def produce(bootstrap, topic, codec):
     producer.close(timeout=10)
 
 
-def consume(bootstrap, topic, partitions, count):
+def consume(bootstrap: str, topic: str, partitions: str, count: str) -> None:
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
         client_id="compat-kp202-consumer",
@@ -95,14 +104,14 @@ def consume(bootstrap, topic, partitions, count):
     consumer.close()
 
 
-def end_offsets(bootstrap, topic, partitions):
+def end_offsets(bootstrap: str, topic: str, partitions: str) -> None:
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
     offsets = consumer.end_offsets([TopicPartition(topic, p) for p in range(int(partitions))])
     print(json.dumps({str(tp.partition): offset for tp, offset in offsets.items()}))
     consumer.close()
 
 
-def codecs():
+def codecs() -> None:
     print(
         json.dumps(
             {
@@ -114,11 +123,15 @@ def codecs():
 
 
 if __name__ == "__main__":
-    assert kafka.__version__ == "2.0.2", kafka.__version__
+    assert kafka_version == "2.0.2", kafka_version
     bootstrap, command, *args = sys.argv[1:]
     if command == "codecs":
         codecs()
     else:
-        {"create-topic": create_topic, "produce": produce, "consume": consume, "end-offsets": end_offsets}[
-            command
-        ](bootstrap, *args)
+        commands: dict[str, Callable[..., None]] = {
+            "create-topic": create_topic,
+            "produce": produce,
+            "consume": consume,
+            "end-offsets": end_offsets,
+        }
+        commands[command](bootstrap, *args)
