@@ -104,7 +104,7 @@ def test_corrupted_valid_requests(
     _decode_or_protocol_error(cls, version, _mutate(body, mutations))
 
 
-# --- announced lengths that the frame cannot hold -----------------------------------------------------------------------
+# --- announced lengths that the frame cannot hold ---------------------------------------------------------------------
 
 HUGE = [
     # non-flexible: int32 array count / int16 string length / int32 bytes length, then a few bytes

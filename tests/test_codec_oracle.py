@@ -232,7 +232,7 @@ def _has_slot(obj: Any, name: str) -> bool:
     return True
 
 
-# --- tests -------------------------------------------------------------------------------------------------------------
+# --- tests ------------------------------------------------------------------------------------------------------------
 
 
 def test_kafka_python_covers_the_common_apis() -> None:
@@ -286,7 +286,7 @@ def test_both_ways(shared: tuple[type, Any, int], data: st.DataObject) -> None:
     assert theirs == ours
 
 
-# --- golden bytes, computed by hand ------------------------------------------------------------------------------------
+# --- golden bytes, computed by hand -----------------------------------------------------------------------------------
 
 
 def _hex(text: str) -> bytes:

@@ -178,7 +178,7 @@ def test_a_whole_request_frame() -> None:
     assert body == ApiVersionsRequest(client_software_name="a", client_software_version="b")
 
 
-# --- kafka-python's header classes as an oracle -------------------------------------------------------------------------
+# --- kafka-python's header classes as an oracle -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("flexible", [False, True])

@@ -199,7 +199,8 @@ class Gen:
             "",
             *self.schemas,
             "",
-            f"SCHEMA = MessageSchema({spec['apiKey']}, {spec['type']!r}, {name!r}, Versions{valid}, Versions{flexible}, {var})",
+            f"SCHEMA = MessageSchema({spec['apiKey']}, {spec['type']!r}, {name!r}, "
+            f"Versions{valid}, Versions{flexible}, {var})",
             "",
         ]
         return "\n".join(head) + "\n".join(self.classes) + "\n" + "\n".join(tail)

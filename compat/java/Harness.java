@@ -73,7 +73,8 @@ public final class Harness {
         this.bootstrap = bootstrap;
         this.overrides = overrides;
         // One buffered stream for all output; println on it is synchronized, so producer callbacks may use it.
-        this.out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+        this.out = new PrintStream(
+                new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
     }
 
     public static void main(String[] args) throws Exception {
@@ -205,7 +206,8 @@ public final class Harness {
             DescribeClusterResult cluster = admin.describeCluster();
             Node controller = cluster.controller().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             json = new StringBuilder();
-            json.append("{\"cluster_id\":").append(quote(cluster.clusterId().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS)))
+            String clusterId = cluster.clusterId().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            json.append("{\"cluster_id\":").append(quote(clusterId))
                     .append(",\"controller\":").append(controller == null ? "null" : controller.id())
                     .append(",\"nodes\":[");
             separator = "";
@@ -270,7 +272,8 @@ public final class Harness {
             }
             producer.flush();
         }
-        out.println("{\"sent\":" + sent + ",\"acknowledged\":" + acknowledged.get() + ",\"failed\":" + failed.get() + "}");
+        out.println("{\"sent\":" + sent + ",\"acknowledged\":" + acknowledged.get()
+                + ",\"failed\":" + failed.get() + "}");
         return sent == count && acknowledged.get() == count;
     }
 
@@ -328,8 +331,8 @@ public final class Harness {
                 long latest = consumer.position(tp);
                 if (records.isEmpty()) {
                     // Spark: "Cannot fetch record for offset ..." (or data loss if the offset left the range).
-                    System.err.println("Harness: empty poll for " + tp + " at " + offset + " (position " + offsetAfterPoll
-                            + ", available [" + earliest + ", " + latest + "))");
+                    System.err.println("Harness: empty poll for " + tp + " at " + offset
+                            + " (position " + offsetAfterPoll + ", available [" + earliest + ", " + latest + "))");
                     return received;
                 }
                 for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
@@ -468,7 +471,8 @@ public final class Harness {
                 .append(",\"headers\":[");
         String separator = "";
         for (Header header : record.headers()) {
-            json.append(separator).append('[').append(quote(header.key())).append(',').append(base64(header.value())).append(']');
+            json.append(separator).append('[').append(quote(header.key()))
+                    .append(',').append(base64(header.value())).append(']');
             separator = ",";
         }
         return json.append("]}").toString();
