@@ -23,7 +23,9 @@ def _imports(path: Path) -> set[str]:
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("path", sorted((ROOT / "protocol").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "protocol").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_protocol_is_sans_io(path: Path) -> None:
     bad = _imports(path) & set(FORBIDDEN)
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
