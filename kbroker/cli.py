@@ -1,13 +1,24 @@
-"""`kbroker serve`: the command line, shaped like Kafka's own (`--override key=value`, a properties file)."""
+"""`kbroker serve`: the command line, shaped like Kafka's own (`--override key=value`, a properties file).
+
+SIGTERM and SIGINT stop the broker cleanly from the first moment, start-up included (a cluster node still waiting for
+etcd stops at once). What keeps a broker from starting is said in one line on stderr: status 2 for a bad setting,
+1 for anything else (a taken port, a data directory another broker holds).
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
 
-from kbroker.config import BROKER_CONFIGS, BrokerConfig, ConfigError, parse_listener, parse_properties
+import trio
+
+from kbroker.common import ConfigError
+from kbroker.config import BROKER_CONFIGS, BrokerConfig, parse_properties
+
+log = logging.getLogger("kbroker")
 
 
 def _configs_epilog() -> str:
@@ -79,10 +90,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         if not args.metadata.startswith("etcd://"):
             raise ConfigError(f"--metadata must be etcd://HOST:PORT[,HOST:PORT…], got {args.metadata!r}")
         values["metadata.etcd.endpoints"] = args.metadata.removeprefix("etcd://")
-    config = BrokerConfig(values)
-    for listener in config.get_list("listeners") + config.get_list("advertised.listeners"):
-        parse_listener(listener)
-    return config
+    return BrokerConfig.from_properties(values)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +109,43 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError) as exc:
         print(f"kbroker: {exc}", file=sys.stderr)
         return 2
-    from kbroker.server import run_broker
+    return serve(config)
 
-    return run_broker(config)
+
+def serve(config: BrokerConfig) -> int:
+    """Run the broker until SIGTERM/SIGINT; the exit status."""
+    # Imported here: `kbroker topics` and `--help` need none of the broker.
+    from kbroker.app import run_broker
+    from kbroker.server import StartupError
+
+    async def run() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def stop_on_signal() -> None:
+                    async for signum in signals:
+                        log.info("received %s, shutting down", signal.Signals(signum).name)
+                        nursery.cancel_scope.cancel()
+                        return
+
+                # Signals are watched before anything starts, so a broker can be stopped during start-up too.
+                nursery.start_soon(stop_on_signal)
+                await nursery.start(run_broker, config)
+
+    try:
+        trio.run(run)
+    except BaseException as exc:
+        reason = _startup_failure(exc, (ConfigError, StartupError))
+        if reason is None:
+            raise
+        print(f"kbroker: {reason}", file=sys.stderr)
+        return 2 if isinstance(reason, ConfigError) else 1
+    log.info("broker stopped")
+    return 0
+
+
+def _startup_failure(exc: BaseException, kinds: tuple[type[Exception], ...]) -> Exception | None:
+    """The expected failure inside `exc` (itself, or the one leaf of nested exception groups), else None."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, kinds) else None

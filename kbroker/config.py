@@ -3,18 +3,21 @@
 Every setting a user can pass with `--override key=value` or a properties file (`--config FILE`) is declared in
 `BROKER_CONFIGS` with its type, default and a one-line doc; `kbroker serve --help` prints this table. Unknown keys are
 rejected with a clear message rather than silently ignored, so a typo never goes unnoticed.
+
+`BrokerConfig.from_properties` checks the names and values once, at start-up, and gives typed settings: each field is
+the Kafka name with dots as underscores (`replica.lag.time.max.ms` -> `replica_lag_time_max_ms`), so nothing reads a
+setting by string at run time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-
-class ConfigError(ValueError):
-    """A configuration value is missing, unknown or out of range."""
+from kbroker.common import ConfigError, KafkaError
+from kbroker.log.config import LogConfig
+from protocol.errors import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,7 @@ _DEFS = [
         "offsets.topic.replication.factor",
         "int",
         "3",
-        "Replicas of __consumer_offsets (capped by live brokers).",
+        "Replicas of __consumer_offsets; a cluster creates it once this many brokers are live (a single node: 1).",
     ),
     ConfigDef("offsets.topic.segment.bytes", "int", "104857600", "Segment size of __consumer_offsets."),
     ConfigDef(
@@ -158,7 +161,9 @@ _DEFS = [
         "metadata.etcd.endpoints", "list", None, "etcd endpoints (--metadata etcd://…); unset: single node."
     ),
     ConfigDef("broker.session.timeout.ms", "int", "9000", "Lease of a broker's registration in etcd."),
-    ConfigDef("cluster.name", "string", "kbroker", "Prefix of this cluster's keys in etcd."),
+    ConfigDef(
+        "cluster.name", "string", "default", "Names this cluster's keys in etcd: /kbroker/<cluster.name>/."
+    ),
 ]
 
 BROKER_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in _DEFS}
@@ -193,97 +198,6 @@ def parse_properties(text: str) -> dict[str, str]:
     return out
 
 
-class BrokerConfig:
-    """Validated broker settings; read them with the typed accessors, by Kafka name."""
-
-    def __init__(self, values: Mapping[str, str]) -> None:
-        for key, value in values.items():
-            defn = BROKER_CONFIGS.get(key)
-            if defn is None:
-                raise ConfigError(f"unknown broker config {key!r} (kbroker serve --help lists them)")
-            _check(defn, value)
-        self.explicit = dict(values)
-
-    @classmethod
-    def from_file(cls, path: Path, overrides: Mapping[str, str] = {}) -> BrokerConfig:
-        values = parse_properties(path.read_text())
-        values.update(overrides)
-        return cls(values)
-
-    def raw(self, name: str) -> str | None:
-        if name in self.explicit:
-            return self.explicit[name]
-        return BROKER_CONFIGS[name].default
-
-    def get_str(self, name: str) -> str:
-        value = self.raw(name)
-        if value is None:
-            raise ConfigError(f"{name} is not set")
-        return value
-
-    def get_int(self, name: str) -> int:
-        return int(self.get_str(name))
-
-    def get_float(self, name: str) -> float:
-        return float(self.get_str(name))
-
-    def get_bool(self, name: str) -> bool:
-        return self.get_str(name).lower() == "true"
-
-    def get_list(self, name: str) -> list[str]:
-        value = self.raw(name)
-        return [] if not value else [v.strip() for v in value.split(",") if v.strip()]
-
-    # Settings Kafka derives from several keys --------------------------------------------------------------
-
-    @property
-    def node_id(self) -> int:
-        broker_id = self.raw("broker.id")
-        return (
-            int(broker_id)
-            if broker_id is not None and "node.id" not in self.explicit
-            else self.get_int("node.id")
-        )
-
-    @property
-    def data_dir(self) -> Path:
-        dirs = self.get_list("log.dirs")
-        if len(dirs) > 1:
-            raise ConfigError("kbroker uses one data directory; log.dirs lists several")
-        return Path(dirs[0] if dirs else self.get_str("log.dir"))
-
-    @property
-    def retention_ms(self) -> int:
-        for name, factor in (
-            ("log.retention.ms", 1),
-            ("log.retention.minutes", 60_000),
-            ("log.retention.hours", 3_600_000),
-        ):
-            value = self.raw(name)
-            if value is not None:
-                n = int(value)
-                return -1 if n < 0 else n * factor
-        raise AssertionError("log.retention.hours has a default")
-
-    @property
-    def segment_ms(self) -> int:
-        roll_ms = self.raw("log.roll.ms")
-        return int(roll_ms) if roll_ms is not None else self.get_int("log.roll.hours") * 3_600_000
-
-    def topic_defaults(self) -> dict[str, str]:
-        """The default value of every topic config, as the broker's settings give them."""
-        out = {
-            topic: self.get_str(broker) for topic, broker in TOPIC_CONFIG_SYNONYMS.items() if self.raw(broker)
-        }
-        out["retention.ms"] = str(self.retention_ms)
-        out["segment.ms"] = str(self.segment_ms)
-        return out
-
-    def describe(self) -> list[tuple[str, str | None, bool]]:
-        """(name, value, is_default) of every broker config, for DescribeConfigs."""
-        return [(name, self.raw(name), name not in self.explicit) for name in sorted(BROKER_CONFIGS)]
-
-
 @dataclass(frozen=True, slots=True)
 class Listener:
     name: str
@@ -305,13 +219,204 @@ def parse_listener(text: str) -> Listener:
     return Listener(name.upper(), host, int(port))
 
 
-def as_config_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+@dataclass(frozen=True, slots=True)
+class BrokerConfig:
+    """Validated, typed broker settings. Build with `BrokerConfig.from_properties({...})`."""
+
+    explicit: Mapping[str, str]
+    """The settings given (by --override, --config or a flag), by Kafka name: DescribeConfigs tells them apart."""
+    node_id: int
+    data_dir: Path
+    listener: Listener
+    advertised_listener: Listener
+    num_partitions: int
+    default_replication_factor: int
+    auto_create_topics_enable: bool
+    delete_topic_enable: bool
+    socket_request_max_bytes: int
+    log_retention_check_interval_ms: int
+    log_cleaner_enable: bool
+    log_cleaner_backoff_ms: int
+    replica_lag_time_max_ms: int
+    replica_fetch_wait_max_ms: int
+    replica_fetch_max_bytes: int
+    unclean_leader_election_enable: bool
+    offsets_topic_num_partitions: int
+    offsets_topic_replication_factor: int
+    offsets_topic_segment_bytes: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
+    offset_metadata_max_bytes: int
+    group_initial_rebalance_delay_ms: int
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
+    group_max_size: int
+    metadata_etcd_endpoints: tuple[str, ...]
+    broker_session_timeout_ms: int
+    cluster_name: str
+    topic_defaults: Mapping[str, str] = field(default_factory=dict)
+    """The default value of every topic config, as the broker's settings give them (Kafka's synonyms)."""
+    log_defaults: LogConfig = field(default_factory=LogConfig)
+    """The same, parsed: the LogConfig of a topic with no config of its own."""
+
+    @classmethod
+    def from_properties(cls, values: Mapping[str, str]) -> BrokerConfig:
+        """Check every name and value (ConfigError naming the one at fault) and build the settings."""
+        for key, value in values.items():
+            defn = BROKER_CONFIGS.get(key)
+            if defn is None:
+                raise ConfigError(f"unknown broker config {key!r} (kbroker serve --help lists them)")
+            _check(defn, value)
+        raw = _Raw(dict(values))
+        listeners = raw.items("listeners")
+        if len(listeners) != 1:
+            raise ConfigError("kbroker serves exactly one listener")
+        listener = parse_listener(listeners[0])
+        advertised = raw.items("advertised.listeners")
+        if len(advertised) > 1:
+            raise ConfigError("kbroker advertises exactly one listener")
+        dirs = raw.items("log.dirs")
+        if len(dirs) > 1:
+            raise ConfigError("kbroker uses one data directory; log.dirs lists several")
+        broker_id = raw.get("broker.id")
+        topic_defaults = _topic_defaults(raw)
+        try:
+            log_defaults = LogConfig.from_properties(topic_defaults)
+        except ConfigError as exc:
+            raise ConfigError(f"broker default of a topic config: {exc}") from None
+        return cls(
+            explicit=dict(values),
+            node_id=int(broker_id)
+            if broker_id is not None and "node.id" not in values
+            else raw.number("node.id"),
+            data_dir=Path(dirs[0] if dirs else raw.text("log.dir")),
+            listener=listener,
+            advertised_listener=parse_listener(advertised[0]) if advertised else listener,
+            num_partitions=raw.number("num.partitions"),
+            default_replication_factor=raw.number("default.replication.factor"),
+            auto_create_topics_enable=raw.flag("auto.create.topics.enable"),
+            delete_topic_enable=raw.flag("delete.topic.enable"),
+            socket_request_max_bytes=raw.number("socket.request.max.bytes"),
+            log_retention_check_interval_ms=raw.number("log.retention.check.interval.ms"),
+            log_cleaner_enable=raw.flag("log.cleaner.enable"),
+            log_cleaner_backoff_ms=raw.number("log.cleaner.backoff.ms"),
+            replica_lag_time_max_ms=raw.number("replica.lag.time.max.ms"),
+            replica_fetch_wait_max_ms=raw.number("replica.fetch.wait.max.ms"),
+            replica_fetch_max_bytes=raw.number("replica.fetch.max.bytes"),
+            unclean_leader_election_enable=raw.flag("unclean.leader.election.enable"),
+            offsets_topic_num_partitions=raw.number("offsets.topic.num.partitions"),
+            offsets_topic_replication_factor=raw.number("offsets.topic.replication.factor"),
+            offsets_topic_segment_bytes=raw.number("offsets.topic.segment.bytes"),
+            offsets_retention_minutes=raw.number("offsets.retention.minutes"),
+            offsets_retention_check_interval_ms=raw.number("offsets.retention.check.interval.ms"),
+            offset_metadata_max_bytes=raw.number("offset.metadata.max.bytes"),
+            group_initial_rebalance_delay_ms=raw.number("group.initial.rebalance.delay.ms"),
+            group_min_session_timeout_ms=raw.number("group.min.session.timeout.ms"),
+            group_max_session_timeout_ms=raw.number("group.max.session.timeout.ms"),
+            group_max_size=raw.number("group.max.size"),
+            metadata_etcd_endpoints=tuple(raw.items("metadata.etcd.endpoints")),
+            broker_session_timeout_ms=raw.number("broker.session.timeout.ms"),
+            cluster_name=raw.text("cluster.name"),
+            topic_defaults=topic_defaults,
+            log_defaults=log_defaults,
+        )
+
+    @property
+    def cluster_mode(self) -> bool:
+        return bool(self.metadata_etcd_endpoints)
+
+    def raw(self, name: str) -> str | None:
+        """A setting as given, or its default (DescribeConfigs shows values as strings)."""
+        if name in self.explicit:
+            return self.explicit[name]
+        return BROKER_CONFIGS[name].default
+
+    def describe(self) -> list[tuple[str, str | None, bool]]:
+        """(name, value, is_default) of every broker config, for DescribeConfigs."""
+        return [(name, self.raw(name), name not in self.explicit) for name in sorted(BROKER_CONFIGS)]
+
+    def topic_log_config(self, configs: Mapping[str, str]) -> LogConfig:
+        """The LogConfig of a topic with these explicit configs (validated when the topic was created)."""
+        return LogConfig.from_properties(configs, self.log_defaults)
+
+    def validate_topic_configs(self, configs: Mapping[str, str]) -> None:
+        """INVALID_CONFIG (a KafkaError) for a name Kafka does not know or a value out of range."""
+        for key in configs:
+            if key not in KNOWN_TOPIC_CONFIGS:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {key}")
+        LogConfig.from_properties(configs, self.log_defaults)
+
+    def describe_topic_configs(self, explicit: Mapping[str, str]) -> list[tuple[str, str | None, int]]:
+        """(name, value, source) of every topic config: 1 explicit topic config, 4 broker setting, 5 default."""
+        out: list[tuple[str, str | None, int]] = []
+        for name in sorted(TOPIC_CONFIG_SYNONYMS):
+            if name in explicit:
+                out.append((name, explicit[name], TOPIC_CONFIG_SOURCE))
+                continue
+            broker_name = TOPIC_CONFIG_SYNONYMS[name]
+            source = STATIC_BROKER_CONFIG if broker_name in self.explicit else DEFAULT_CONFIG
+            out.append((name, self.topic_defaults.get(name), source))
+        for name in sorted(set(explicit) - set(TOPIC_CONFIG_SYNONYMS)):
+            out.append((name, explicit[name], TOPIC_CONFIG_SOURCE))
+        return out
 
 
-# Topic configs Kafka knows that kbroker accepts and stores but does not act on (documented in docs/kafka-differences.md).
+# DescribeConfigs' config sources (Kafka's ConfigSource ids).
+TOPIC_CONFIG_SOURCE = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+
+
+class _Raw:
+    """The given values over the defaults, read by type while building a BrokerConfig (names already checked)."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+
+    def get(self, name: str) -> str | None:
+        return self.values[name] if name in self.values else BROKER_CONFIGS[name].default
+
+    def text(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise ConfigError(f"{name} is not set")
+        return value
+
+    def number(self, name: str) -> int:
+        return int(self.text(name))
+
+    def flag(self, name: str) -> bool:
+        return self.text(name).lower() == "true"
+
+    def items(self, name: str) -> list[str]:
+        value = self.get(name)
+        return [] if not value else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _retention_ms(raw: _Raw) -> int:
+    for name, factor in (
+        ("log.retention.ms", 1),
+        ("log.retention.minutes", 60_000),
+        ("log.retention.hours", 3_600_000),
+    ):
+        value = raw.get(name)
+        if value is not None:
+            n = int(value)
+            return -1 if n < 0 else n * factor
+    raise AssertionError("log.retention.hours has a default")
+
+
+def _topic_defaults(raw: _Raw) -> dict[str, str]:
+    """The default value of every topic config, as the broker's settings give them (Kafka derives retention.ms and
+    segment.ms from several keys)."""
+    out = {topic: raw.text(broker) for topic, broker in TOPIC_CONFIG_SYNONYMS.items() if raw.get(broker)}
+    out["retention.ms"] = str(_retention_ms(raw))
+    roll_ms = raw.get("log.roll.ms")
+    out["segment.ms"] = str(int(roll_ms) if roll_ms is not None else raw.number("log.roll.hours") * 3_600_000)
+    return out
+
+
+# Topic configs Kafka knows that kbroker accepts and stores but does not act on (docs/kafka-differences.md).
 IGNORED_TOPIC_CONFIGS = frozenset(
     {
         "compression.type",

@@ -35,6 +35,7 @@ from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.cluster import ClusterMetadata
 
+import kbroker.common
 from compat.clients.confluent import partition_offset, value_of
 from compat.clients.java import JVM_OPTIONS, JavaHarness
 from kbroker.log.config import LogConfig
@@ -364,7 +365,8 @@ def dump_replica(cluster: Cluster, node_id: int, topic: str, partitions: int) ->
     records = []
     for partition in range(partitions):
         log = PartitionLog.open(
-            cluster.node(node_id).data_dir / partition_dir_name(topic, partition),
+            cluster.node(node_id).data_dir
+            / partition_dir_name(kbroker.common.TopicPartition(topic, partition)),
             LogConfig(),
             int(time.time() * 1000),
         )

@@ -9,20 +9,11 @@ from typing import TypedDict
 import pytest
 
 from kbroker.cluster.metadata import (
-    NO_LEADER,
-    BrokerRegistration,
-    ControllerRecord,
     FencedLeaderEpoch,
     IneligibleReplica,
-    InvalidPartitions,
-    InvalidReplicationFactor,
     InvalidRequest,
-    InvalidTopic,
     InvalidUpdateVersion,
     KeyLayout,
-    MetadataError,
-    PartitionState,
-    TopicRecord,
     elect_leader,
     expand_isr,
     initial_partition_state,
@@ -31,6 +22,19 @@ from kbroker.cluster.metadata import (
     place_replicas,
     remove_from_isr,
     shrink_isr,
+)
+from kbroker.common import KafkaError
+from kbroker.metadata.image import (
+    NO_LEADER,
+    BrokerRegistration,
+    ControllerRecord,
+    PartitionState,
+    TopicMetadata,
+)
+from kbroker.metadata.topics import (
+    InvalidPartitions,
+    InvalidReplicationFactor,
+    InvalidTopic,
     validate_topic_name,
 )
 from protocol.errors import ErrorCode
@@ -168,7 +172,7 @@ class ExpandIsrOverrides(TypedDict, total=False):
         ({"caught_up": 3, "live_brokers": {1, 2}}, IneligibleReplica, ErrorCode.INELIGIBLE_REPLICA),
     ],
 )
-def test_expand_isr_refused(kwargs: ExpandIsrOverrides, error: type[MetadataError], code: ErrorCode) -> None:
+def test_expand_isr_refused(kwargs: ExpandIsrOverrides, error: type[KafkaError], code: ErrorCode) -> None:
     args: ExpandIsrArgs = {
         "leader_id": 1,
         "leader_epoch": 5,
@@ -179,7 +183,7 @@ def test_expand_isr_refused(kwargs: ExpandIsrOverrides, error: type[MetadataErro
     }
     with pytest.raises(error) as info:
         expand_isr(state(1, (1, 2)), **args)
-    assert info.value.error_code == code
+    assert info.value.code == code
 
 
 def test_shrink_isr_cannot_drop_the_leader() -> None:
@@ -212,7 +216,7 @@ def test_placement_respects_replication_factor_and_prefers_first() -> None:
 def test_placement_invalid() -> None:
     with pytest.raises(InvalidReplicationFactor) as info:
         place_replicas("t", 3, 4, [1, 2, 3])
-    assert info.value.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert info.value.code == ErrorCode.INVALID_REPLICATION_FACTOR
     with pytest.raises(InvalidReplicationFactor):
         place_replicas("t", 3, 0, [1, 2, 3])
     with pytest.raises(InvalidPartitions):
@@ -295,10 +299,10 @@ def test_key_layout() -> None:
 def test_json_round_trips() -> None:
     broker = BrokerRegistration(2, "127.0.0.1", 9092, None, 17)
     assert BrokerRegistration.from_json(broker.to_json(), 17) == broker
-    topic = TopicRecord("t", uuid.uuid4(), 3, 2, {"unclean.leader.election.enable": "true"})
-    assert TopicRecord.from_json("t", topic.to_json()) == topic
+    topic = TopicMetadata("t", uuid.uuid4(), 3, 2, {"unclean.leader.election.enable": "true"})
+    assert TopicMetadata.from_json("t", topic.to_json()) == topic
     assert topic.unclean_leader_election()
-    assert not TopicRecord("t", uuid.uuid4(), 1, 1).unclean_leader_election()
+    assert not TopicMetadata("t", uuid.uuid4(), 1, 1).unclean_leader_election()
     partition = PartitionState(1, 4, (1, 2), (1, 2, 3), 9)
     assert PartitionState.from_json(partition.to_json()) == partition
     assert ControllerRecord.from_json(ControllerRecord(3, 99).to_json(), 99) == ControllerRecord(3, 99)

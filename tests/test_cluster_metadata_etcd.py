@@ -15,20 +15,16 @@ from kbroker.cluster.controller import Controller
 from kbroker.cluster.etcd import EtcdClient
 from kbroker.cluster.member import ClusterMember, run_cluster_member
 from kbroker.cluster.metadata import (
-    NO_LEADER,
-    BrokerRegistration,
     FencedLeaderEpoch,
     IneligibleReplica,
-    InvalidReplicationFactor,
     InvalidUpdateVersion,
-    PartitionState,
     StaleBrokerEpoch,
-    TopicAlreadyExists,
-    TopicRecord,
     UnknownTopicOrPartition,
     place_partition,
 )
-from kbroker.cluster.store import BrokerIdInUse, ClusterSnapshot, MetadataStore, PartitionWrite
+from kbroker.cluster.store import BrokerIdInUse, MetadataStore, PartitionWrite
+from kbroker.metadata.image import NO_LEADER, BrokerRegistration, MetadataImage, PartitionState, TopicMetadata
+from kbroker.metadata.topics import InvalidReplicationFactor, TopicAlreadyExists
 from tests.etcd_process import EtcdProcess, running_etcd
 
 pytestmark = pytest.mark.timeout(90)
@@ -113,9 +109,9 @@ async def harness(etcd: EtcdProcess) -> AsyncIterator[Harness]:
 
 async def wait_for(
     store: MetadataStore,
-    predicate: Callable[[ClusterSnapshot], bool],
+    predicate: Callable[[MetadataImage], bool],
     timeout: float = 20,  # noqa: ASYNC109
-) -> ClusterSnapshot:
+) -> MetadataImage:
     with trio.fail_after(timeout):
         return await store.wait_until(predicate)
 
@@ -529,7 +525,7 @@ async def test_stuck_watch_is_restarted_on_another_endpoint(etcd: EtcdProcess) -
         store = MetadataStore(client, "test", watch_check_interval=0.3)
         await nursery.start(store.run)
         async with EtcdClient.from_url(etcd.url) as direct:
-            topic = TopicRecord("a", uuid.uuid4(), 1, 1)
+            topic = TopicMetadata("a", uuid.uuid4(), 1, 1)
             await direct.put(store.keys.topic("a"), topic.to_json())
             await wait_for(store, lambda s: "a" in s.topics, timeout=5)
             proxy.frozen = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,9 @@ from kbroker.coordinator.group import (
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry
 from kbroker.coordinator.records import Record, partition_for
-from kbroker.coordinator.runtime import CoordinatorRuntime, PartitionLogWriter, offsets_batch, read_records
+from kbroker.coordinator.runtime import CoordinatorRuntime, offsets_batch, read_records
+from kbroker.log.config import LogConfig
+from kbroker.log.partition_log import PartitionLog
 from protocol.errors import ErrorCode
 from protocol.records import RecordBatch, iter_batches
 
@@ -202,24 +204,23 @@ def test_now_ms_follows_an_injected_clock() -> None:
     assert rt.now_ms() == 1234
 
 
-# ---- glue to the log -------------------------------------------------------------------------------------------------
+# ---- the records of __consumer_offsets ------------------------------------------------------------------------------
+# (the broker's own writer appends through the replica manager: tests/test_groups_wiring.py)
 
 
 class FakeLog:
-    """The part of PartitionLog the coordinator uses: append_as_leader and read."""
+    """The part of PartitionLog the coordinator reads: log offsets and read."""
 
     def __init__(self) -> None:
         self.data = bytearray()
         self.log_start_offset = 0
         self.log_end_offset = 0
 
-    def append_as_leader(self, records: bytearray, leader_epoch: int, now_ms: int) -> int:
+    def append(self, records: bytearray) -> None:
         batch = RecordBatch(records)
         batch.base_offset = self.log_end_offset
-        batch.partition_leader_epoch = leader_epoch
         self.log_end_offset = batch.next_offset
         self.data += records
-        return batch.base_offset
 
     def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         out = bytearray()
@@ -229,25 +230,35 @@ class FakeLog:
         return bytes(out)
 
 
+class BatchWriter:
+    """An OffsetsWriter appending each partition's records as one batch, the way the broker's writer builds them."""
+
+    def __init__(self, append: Callable[[int, bytearray], None]) -> None:
+        self._append = append
+        self.batches: list[int] = []
+
+    async def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> None:
+        for partition, recs in records.items():
+            if recs:
+                self._append(partition, offsets_batch(recs, now_ms))
+                self.batches.append(partition)
+        await trio.lowlevel.checkpoint()
+
+
 @pytest.mark.trio
-async def test_partition_log_writer_and_read_records_round_trip() -> None:
+async def test_offsets_batches_and_read_records_round_trip() -> None:
     logs: dict[int, FakeLog] = {}
-    appended: list[tuple[int, object]] = []
-
-    async def after_append(partition: int, info: object) -> None:
-        appended.append((partition, info))
-
-    writer = PartitionLogWriter(lambda p: logs.setdefault(p, FakeLog()), lambda p: 7, after_append)
+    writer = BatchWriter(lambda p, batch: logs.setdefault(p, FakeLog()).append(batch))
     coord = GroupCoordinator()
     rt = CoordinatorRuntime(coord, writer, clock=lambda: 1000)
     await rt.commit_offsets("g", "", None, -1, [OffsetCommitEntry("t", 0, 5), OffsetCommitEntry("t", 1, 6)])
     await rt.commit_offsets("g", "", None, -1, [OffsetCommitEntry("t", 0, 7)])
     await rt.commit_offsets("h", "", None, -1, [OffsetCommitEntry("t", 0, 8)])
-    assert appended == [(partition_for("g", 50), 0), (partition_for("g", 50), 2), (partition_for("h", 50), 0)]
+    assert writer.batches == [partition_for("g", 50), partition_for("g", 50), partition_for("h", 50)]
     restarted = GroupCoordinator()
     for partition, log in logs.items():
         batches = list(iter_batches(log.data))
-        assert all(b.max_timestamp == 1000 and b.partition_leader_epoch == 7 for b in batches)
+        assert all(b.max_timestamp == 1000 for b in batches)
         restarted.load(partition, read_records(log, max_bytes=1), now_ms=2000)
     assert [p.offset for p in restarted.fetch_offsets("g", [("t", [0, 1])]).partitions] == [7, 6]
     assert [p.offset for p in restarted.fetch_offsets("h", [("t", [0])]).partitions] == [8]
@@ -260,14 +271,17 @@ def test_offsets_batch_holds_keys_and_tombstones() -> None:
 
 @pytest.mark.trio
 async def test_with_the_real_partition_log(tmp_path: Path) -> None:
-    partition_log = pytest.importorskip("kbroker.log.partition_log")
-    log_config = pytest.importorskip("kbroker.log.config")
-    logs = {p: partition_log.PartitionLog.open(tmp_path / f"__consumer_offsets-{p}", log_config.LogConfig(), 0)
-            for p in range(50)}  # fmt: skip
-    rt = CoordinatorRuntime(GroupCoordinator(), PartitionLogWriter(logs.__getitem__), clock=lambda: 1000)
+    logs = {p: PartitionLog.open(tmp_path / f"__consumer_offsets-{p}", LogConfig(), 0) for p in range(50)}
+
+    def append(partition: int, batch: bytearray) -> None:
+        logs[partition].append_as_leader(batch, 3, 1000)
+
+    writer = BatchWriter(append)
+    rt = CoordinatorRuntime(GroupCoordinator(), writer, clock=lambda: 1000)
     await rt.commit_offsets("g", "", None, -1, [OffsetCommitEntry("t", 0, 5, 3, "meta")])
     restarted = GroupCoordinator()
     for p, log in logs.items():
+        log.advance_high_watermark(log.log_end_offset)
         restarted.load(p, read_records(log), now_ms=2000)
     (fetched,) = restarted.fetch_offsets("g", [("t", [0])]).partitions
     assert (fetched.offset, fetched.leader_epoch, fetched.metadata) == (5, 3, "meta")

@@ -7,8 +7,8 @@ from typing import TypedDict, Unpack
 
 import pytest
 
+from kbroker.common import KafkaError
 from kbroker.log.config import LogConfig
-from kbroker.log.errors import LogError
 from kbroker.log.leader_epoch import LeaderEpochCache
 from kbroker.log.partition_log import PartitionLog
 from protocol import compression
@@ -87,18 +87,18 @@ def test_log_append_time_rewrites_timestamps(tmp_path: Path) -> None:
 def test_append_rejects_bad_batches(tmp_path: Path) -> None:
     log = open_log(tmp_path, LogConfig(max_message_bytes=200))
     two = batch(1) + batch(1)
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.append_as_leader(two, 0, 0)
     assert e.value.code == ErrorCode.INVALID_RECORD
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.append_as_leader(b"", 0, 0)
     assert e.value.code == ErrorCode.INVALID_RECORD
     corrupt = batch(1)
     corrupt[-1] ^= 1
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.append_as_leader(corrupt, 0, 0)
     assert e.value.code == ErrorCode.CORRUPT_MESSAGE
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.append_as_leader(batch(1, value=b"x" * 300), 0, 0)
     assert e.value.code == ErrorCode.MESSAGE_TOO_LARGE
     assert log.log_end_offset == 0
@@ -108,7 +108,7 @@ def test_compacted_topics_need_keys(tmp_path: Path) -> None:
     log = open_log(tmp_path, LogConfig(cleanup_policy=frozenset({"compact"})))
     log.append_as_leader(batch(2, compression=compression.LZ4), 0, 0)
     keyless = build_batch([Record(0, 0, None, b"v")])
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.append_as_leader(keyless, 0, 0)
     assert e.value.code == ErrorCode.INVALID_RECORD
 
@@ -170,7 +170,7 @@ def test_read_out_of_range(tmp_path: Path) -> None:
     fill(log, 3)
     assert log.read(log.log_end_offset, 100) == b""
     for bad in (-1, log.log_end_offset + 1):
-        with pytest.raises(LogError) as e:
+        with pytest.raises(KafkaError) as e:
             log.read(bad, 100)
         assert e.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
 
@@ -226,7 +226,7 @@ def test_follower_append_keeps_offsets_and_epochs(tmp_path: Path) -> None:
     assert follower.leader_epoch_cache.entries == [(0, 0), (3, 4), (5, 8)]
     follower.advance_high_watermark(follower.log_end_offset)
     assert follower.read(0, 1 << 20) == fetched
-    with pytest.raises(LogError):
+    with pytest.raises(KafkaError):
         follower.append_as_follower(fetched, now_ms=0)  # offsets below the log end
 
 

@@ -16,6 +16,7 @@ import pytest
 import kbroker.log.cleaner
 import kbroker.log.files
 import kbroker.log.partition_log
+import kbroker.log.segment_swap
 from kbroker.log.cleaner import (
     CleaningPlan,
     clean_log,
@@ -25,7 +26,8 @@ from kbroker.log.cleaner import (
     remove_files,
 )
 from kbroker.log.config import LogConfig
-from kbroker.log.partition_log import CLEANER_CHECKPOINT_FILE, CLEANER_GAPS_FILE, PartitionLog
+from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, CLEANER_GAPS_FILE
+from kbroker.log.partition_log import PartitionLog
 from protocol import compression
 from protocol.records import LOG_APPEND_TIME, Record, RecordBatch, build_batch, decode_records, iter_batches
 
@@ -580,7 +582,7 @@ def test_a_crash_at_any_point_of_a_cleaning_recovers_the_old_or_the_new_log(
 # ---- while a swap is in progress ---------------------------------------------------------------------------
 
 
-def begun_swap(log: PartitionLog) -> tuple[kbroker.log.partition_log.SegmentSwap, int]:
+def begun_swap(log: PartitionLog) -> tuple[kbroker.log.segment_swap.SegmentSwap, int]:
     cleaned = prepared_plan(log).execute()
     swap = log.begin_segment_swap(cleaned.groups, cleaned.end_offset)
     assert swap is not None

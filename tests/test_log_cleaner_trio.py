@@ -24,7 +24,7 @@ async def test_produce_fetch_and_flushes_go_on_during_a_cleaning(tmp_path: Path)
     written = fill(log, 30_000, keys=300)
     log.flush()  # so the group commits below are about the new appends only
     committer = GroupCommitter()
-    cleaner = LogCleaner([log], backoff_ms=10)
+    cleaner = LogCleaner([log], backoff_ms=10, clock=lambda: T0)
     cleaning_done = trio.Event()
     seen: dict[str, float] = {"appends": 0, "scans": 0, "reads_across_swap": 0, "max_gap": 0.0}
     segments_before = list(log.segments)
@@ -121,7 +121,7 @@ async def test_a_cancelled_cleaning_leaves_the_log_as_it_was_and_removes_its_fil
     log = open_log(directory, compact_config(segment_bytes=8192))
     fill(log, 30_000, keys=300)
     before = read_all(log)
-    cleaner = LogCleaner([log], backoff_ms=10)
+    cleaner = LogCleaner([log], backoff_ms=10, clock=lambda: T0)
     with trio.move_on_after(0.05) as scope:
         await cleaner.clean(log, now_ms=T0)
     assert scope.cancelled_caught, "the cleaning was expected to take longer than 50 ms"

@@ -12,8 +12,8 @@ import pytest
 import trio
 import trio.testing
 
+from kbroker.common import KafkaError
 from kbroker.log.config import LogConfig
-from kbroker.log.errors import LogError
 from kbroker.log.flusher import GroupCommitter
 from kbroker.log.partition_log import PartitionLog
 from protocol.errors import ErrorCode
@@ -149,7 +149,7 @@ async def test_fsync_failure_takes_only_that_log_offline(
         info = log.append_as_leader(batch(), 0, 0)
         try:
             await committer.wait_durable(log, info.last_offset + 1)
-        except LogError as e:
+        except KafkaError as e:
             outcome[log.name] = e.code
         else:
             outcome[log.name] = ErrorCode.NONE
@@ -166,13 +166,13 @@ async def test_fsync_failure_takes_only_that_log_offline(
 
         # never retried: even once fsync works again, the offline log refuses writes and durability waits
         failing = False
-        with pytest.raises(LogError) as e:
+        with pytest.raises(KafkaError) as e:
             bad.append_as_leader(batch(), 0, 0)
         assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
-        with pytest.raises(LogError) as e:
+        with pytest.raises(KafkaError) as e:
             await committer.wait_durable(bad, 2)
         assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
-        with pytest.raises(LogError) as e:
+        with pytest.raises(KafkaError) as e:
             bad.read(0, 100, max_offset=2)
         assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
         with trio.fail_after(10):
@@ -190,7 +190,7 @@ def test_a_write_error_takes_the_log_offline(tmp_path: Path, monkeypatch: pytest
         raise OSError(errno.ENOSPC, "injected: no space left")
 
     monkeypatch.setattr(os, "write", full_disk)
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.append_as_leader(batch(), 0, 0)
     assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
     assert log.offline
@@ -219,7 +219,7 @@ async def test_a_truncation_during_the_fsync_fails_the_waiter(
     async def wait_for_offset_1() -> None:
         try:
             await committer.wait_durable(log, 2)
-        except LogError as e:
+        except KafkaError as e:
             outcome.append(e.code)
         answered.set()
 

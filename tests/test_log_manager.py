@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kbroker.log.config import ConfigError, LogConfig
+from kbroker.common import ConfigError, TopicPartition
+from kbroker.log.config import LogConfig
 from kbroker.log.log_manager import LogManager, parse_partition_dir_name
 from protocol.records import Record, build_batch
 
@@ -74,37 +75,44 @@ def test_bad_values_raise_config_error_naming_the_config(name: str, value: str) 
 
 
 def test_partition_dir_names() -> None:
-    assert parse_partition_dir_name("my-topic-12") == ("my-topic", 12)
-    assert parse_partition_dir_name("t-0") == ("t", 0)
+    assert parse_partition_dir_name("my-topic-12") == TopicPartition("my-topic", 12)
+    assert parse_partition_dir_name("t-0") == TopicPartition("t", 0)
     assert parse_partition_dir_name("meta.properties") is None
     assert parse_partition_dir_name("-3") is None
     assert parse_partition_dir_name("topic-x") is None
 
 
 def test_create_get_reopen_delete(tmp_path: Path) -> None:
-    manager = LogManager(tmp_path, LogConfig())
-    log = manager.create("orders-v2", 3, LogConfig(segment_bytes=4096), now_ms=0)
-    assert manager.create("orders-v2", 3, LogConfig()) is log
-    assert manager.get("orders-v2", 3) is log
-    assert manager.get("orders-v2", 4) is None
-    manager.create("other", 0, LogConfig())
+    manager = LogManager(tmp_path, LogConfig(), now_ms=0)
+    log = manager.create(TopicPartition("orders-v2", 3), LogConfig(segment_bytes=4096), now_ms=0)
+    assert manager.create(TopicPartition("orders-v2", 3), LogConfig(), now_ms=0) is log
+    assert manager.get(TopicPartition("orders-v2", 3)) is log
+    assert log.topic_partition == TopicPartition("orders-v2", 3)
+    assert manager.get(TopicPartition("orders-v2", 4)) is None
+    manager.create(TopicPartition("other", 0), LogConfig(), now_ms=0)
     log.append_as_leader(build_batch([Record(0, 0, b"k", b"v")]), 0, 0)
     (tmp_path / "meta.properties").write_text("cluster.id=x\n")
     (tmp_path / "not-a-partition").mkdir()
     manager.close_all()
 
-    manager = LogManager(tmp_path, LogConfig(), topic_configs={"orders-v2": LogConfig(segment_bytes=4096)})
-    assert manager.partitions() == [("orders-v2", 3), ("other", 0)]
-    reopened = manager.get("orders-v2", 3)
+    manager = LogManager(
+        tmp_path, LogConfig(), topic_configs={"orders-v2": LogConfig(segment_bytes=4096)}, now_ms=0
+    )
+    assert manager.partitions() == [TopicPartition("orders-v2", 3), TopicPartition("other", 0)]
+    reopened = manager.get(TopicPartition("orders-v2", 3))
     assert reopened is not None
     assert reopened.log_end_offset == 1
     assert reopened.config.segment_bytes == 4096
-    manager.update_config("orders-v2", LogConfig(segment_bytes=8192))
-    assert reopened.config.segment_bytes == 8192
+    assert reopened.configured
+    # A topic whose configs were not given: recovered with the defaults, but left alone by retention and the
+    # cleaner until its owner configures it.
+    other = manager.get(TopicPartition("other", 0))
+    assert other is not None
+    assert not other.configured
 
-    assert manager.delete("orders-v2", 3)
-    assert not manager.delete("orders-v2", 3)
-    assert manager.get("orders-v2", 3) is None
+    assert manager.delete(TopicPartition("orders-v2", 3))
+    assert not manager.delete(TopicPartition("orders-v2", 3))
+    assert manager.get(TopicPartition("orders-v2", 3)) is None
     assert not (tmp_path / "orders-v2-3").exists()
     assert not any(p.name.endswith("-delete") for p in tmp_path.iterdir())
     manager.close_all()
@@ -114,23 +122,23 @@ def test_leftover_deleted_directories_are_removed_at_start(tmp_path: Path) -> No
     doomed = tmp_path / "t-0.0123abcd-delete"
     doomed.mkdir()
     (doomed / "00000000000000000000.log").write_bytes(b"x")
-    manager = LogManager(tmp_path, LogConfig())
+    manager = LogManager(tmp_path, LogConfig(), now_ms=0)
     assert not doomed.exists()
     assert manager.partitions() == []
 
 
 def test_retention_pass_covers_every_log(tmp_path: Path) -> None:
     config = LogConfig(segment_bytes=500, retention_ms=1000)
-    manager = LogManager(tmp_path, config)
+    manager = LogManager(tmp_path, config, now_ms=0)
     for partition in range(3):
-        log = manager.create("t", partition, config, now_ms=0)
+        log = manager.create(TopicPartition("t", partition), config, now_ms=0)
         for _ in range(20):
             log.append_as_leader(build_batch([Record(0, 0, b"k", b"v" * 100)]), 0, now_ms=0)
         log.advance_high_watermark(log.log_end_offset)
     deleted = manager.retention_pass(now_ms=10_000)
     assert deleted > 0
     for partition in range(3):
-        kept = manager.get("t", partition)
+        kept = manager.get(TopicPartition("t", partition))
         assert kept is not None
         assert len(kept.segments) == 1
         assert kept.log_start_offset > 0

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from kbroker.common import KafkaError
 from kbroker.log.config import LogConfig
-from kbroker.log.errors import LogError
 from kbroker.log.partition_log import AppendInfo, PartitionLog
 from kbroker.log.producer_state import ProducerStateManager
 from protocol.errors import ErrorCode
@@ -29,7 +29,7 @@ def append(log: PartitionLog, data: bytearray) -> AppendInfo:
 
 def refused(log: PartitionLog, data: bytearray) -> ErrorCode:
     end = log.log_end_offset
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         append(log, data)
     assert log.log_end_offset == end, "nothing written"
     return e.value.code

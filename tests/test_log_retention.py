@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from kbroker.common import KafkaError
 from kbroker.log.config import LogConfig
-from kbroker.log.errors import LogError
 from kbroker.log.partition_log import PartitionLog
 from protocol.errors import ErrorCode
 from protocol.records import Record, build_batch, iter_batches
@@ -41,7 +41,7 @@ def test_retention_by_time_uses_each_segments_largest_timestamp(tmp_path: Path) 
     assert log.log_start_offset == log.segments[0].base_offset > 0
     assert not (log.directory / "00000000000000000000.log").exists()
     assert next(iter_batches(log.read(log.log_start_offset, 1))).base_offset == log.log_start_offset
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.read(0, 100)
     assert e.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
 
@@ -99,13 +99,13 @@ def test_delete_records_before(tmp_path: Path) -> None:
     assert log.delete_records_before(third + 1) == third + 1
     assert log.log_start_offset == third + 1
     assert len(log.segments) == segments - 2, "segments wholly below the new start go"
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.read(third, 100)
     assert e.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
     # the batch containing the new start is returned whole
     assert next(iter_batches(log.read(third + 1, 1))).base_offset <= third + 1
     assert log.delete_records_before(5) == third + 1, "never backwards"
-    with pytest.raises(LogError) as e:
+    with pytest.raises(KafkaError) as e:
         log.delete_records_before(log.high_watermark + 1)
     assert e.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
     log.close()

@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartit
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.cluster import ClusterMetadata
 
+import kbroker.common
 from compat.clients.confluent import partition_offset, value_of
 from kbroker.log.config import LogConfig
 from kbroker.log.log_manager import partition_dir_name
@@ -227,9 +228,8 @@ def topics_command(cluster: Cluster, *args: str) -> str:
 
 def read_log(data_dir: Path, topic: str, partition: int) -> list[tuple[int, bytes]]:
     """(base offset, bytes) of every batch of a stopped node's partition log."""
-    plog = PartitionLog.open(
-        data_dir / partition_dir_name(topic, partition), LogConfig(), int(time.time() * 1000)
-    )
+    directory = data_dir / partition_dir_name(kbroker.common.TopicPartition(topic, partition))
+    plog = PartitionLog.open(directory, LogConfig(), int(time.time() * 1000))
     try:
         out = []
         offset = plog.log_start_offset

@@ -4,25 +4,28 @@ pieces of the cluster broker that need no processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from pathlib import Path
 
 import pytest
 
-from kbroker.cluster.broker import ClusterTopics, metadata_url
-from kbroker.cluster.metadata import BrokerRegistration, PartitionState, TopicRecord
-from kbroker.cluster.store import ClusterSnapshot
+from kbroker.cluster.etcd_metadata import metadata_url
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.config import BrokerConfig
 from kbroker.log.leader_epoch import LeaderEpochCache
+from kbroker.metadata.image import BrokerRegistration, MetadataImage, PartitionState, TopicMetadata
+from kbroker.metadata.topics import check_new_topic
 from kbroker.replication.checkpoint import CHECKPOINT_FILE, read_checkpoint, write_checkpoint
 from kbroker.replication.fetcher import TruncationStep, truncation_step
 from kbroker.replication.partition_leader import UNKNOWN_OFFSET, FollowerState, PartitionLeader
 from kbroker.replication.topics_tool import PartitionDescription, partition_line
-from kbroker.topics import TopicError
+from protocol.errors import ErrorCode
 
 pytestmark = pytest.mark.timeout(30)
 
 LAG = 5000
+LIVE = frozenset({1, 2, 3})
 
 
 def leader(isr: tuple[int, ...] = (1, 2, 3), now: int = 0, epoch_start: int = 0) -> PartitionLeader:
@@ -96,34 +99,47 @@ def test_isr_shrinks_after_the_lag_time_and_grows_when_caught_up() -> None:
     state = leader(now=0, epoch_start=20)
     state.record_fetch(2, 100, 100, now_ms=1000)
     state.record_fetch(3, 100, 100, now_ms=1000)
-    assert state.isr_proposal(100, 100, now_ms=1000 + LAG, lag_time_max_ms=LAG) is None
+    assert state.isr_proposal(100, 100, now_ms=1000 + LAG, lag_time_max_ms=LAG, live_brokers=LIVE) is None
     # Follower 3 stops fetching while the log grows: out after replica.lag.time.max.ms.
     state.record_fetch(2, 150, 150, now_ms=2000)
-    assert state.isr_proposal(150, 150, now_ms=1000 + LAG, lag_time_max_ms=LAG) is None
+    assert state.isr_proposal(150, 150, now_ms=1000 + LAG, lag_time_max_ms=LAG, live_brokers=LIVE) is None
     assert state.out_of_sync(150, now_ms=1001 + LAG, lag_time_max_ms=LAG) == [3]
-    assert state.isr_proposal(150, 100, now_ms=1001 + LAG, lag_time_max_ms=LAG) == (1, 2)
+    assert state.isr_proposal(150, 100, now_ms=1001 + LAG, lag_time_max_ms=LAG, live_brokers=LIVE) == (1, 2)
     state.update_partition_state((1, 2), (1, 2, 3), partition_epoch=11, now_ms=7000)
     # Back, but below the high watermark: not yet.
     state.record_fetch(3, 120, 150, now_ms=7000)
-    assert state.ready_to_join(high_watermark=150) == []
+    assert state.ready_to_join(150, 7000, LAG, LIVE) == []
     state.record_fetch(3, 150, 150, now_ms=7100)
-    assert state.ready_to_join(high_watermark=150) == [3]
-    assert state.isr_proposal(150, 150, now_ms=7100, lag_time_max_ms=LAG) == (1, 2, 3)
+    assert state.ready_to_join(150, 7100, LAG, LIVE) == [3]
+    assert state.isr_proposal(150, 150, now_ms=7100, lag_time_max_ms=LAG, live_brokers=LIVE) == (1, 2, 3)
 
 
 def test_a_follower_joins_only_past_the_start_of_the_leader_epoch() -> None:
     state = leader(isr=(1,), epoch_start=30)
     state.record_fetch(2, 25, 40, now_ms=1)
     # At the high watermark (20) but short of our epoch's start: it may still hold records we do not have.
-    assert state.ready_to_join(high_watermark=20) == []
+    assert state.ready_to_join(20, 1, LAG, LIVE) == []
     state.record_fetch(2, 30, 40, now_ms=2)
-    assert state.ready_to_join(high_watermark=20) == [2]
+    assert state.ready_to_join(20, 2, LAG, LIVE) == [2]
+
+
+def test_a_follower_that_stopped_fetching_or_died_is_never_proposed_for_the_isr() -> None:
+    """Kafka adds a follower to the ISR on its fetch, and never a fenced broker (KIP-841). On an idle partition a
+    dead follower's last position still equals the high watermark: it must not be proposed again and again."""
+    state = leader(isr=(1, 2), epoch_start=0)
+    state.record_fetch(3, 50, 50, now_ms=1000)
+    assert state.ready_to_join(50, 1000 + LAG, LAG, LIVE) == [3]
+    # Not fetching for longer than replica.lag.time.max.ms: its position is stale.
+    assert state.ready_to_join(50, 1001 + LAG, LAG, LIVE) == []
+    # Fetching, but its registration lapsed (dead or fenced): not live.
+    assert state.ready_to_join(50, 1000, LAG, {1, 2}) == []
+    assert state.isr_proposal(50, 50, now_ms=1000, lag_time_max_ms=LAG, live_brokers={1, 2}) is None
 
 
 def test_one_alter_partition_at_a_time_and_stale_states_ignored() -> None:
     state = leader()
     state.pending_isr = (1, 2)
-    assert state.isr_proposal(100, 0, now_ms=10**9, lag_time_max_ms=LAG) is None
+    assert state.isr_proposal(100, 0, now_ms=10**9, lag_time_max_ms=LAG, live_brokers=LIVE) is None
     assert not state.update_partition_state((1,), (1, 2, 3), partition_epoch=9, now_ms=0)
     assert state.isr == (1, 2, 3)
     assert state.update_partition_state((1, 2), (1, 2, 3), partition_epoch=11, now_ms=0)
@@ -190,7 +206,7 @@ def test_truncation_converges_in_a_second_round(tmp_path: Path) -> None:
 
 def test_checkpoint_round_trip(tmp_path: Path) -> None:
     assert read_checkpoint(tmp_path) == {}
-    marks = {("orders", 0): 10, ("orders", 1): 0, ("a-b.c", 12): 99}
+    marks = {TopicPartition("orders", 0): 10, TopicPartition("orders", 1): 0, TopicPartition("a-b.c", 12): 99}
     write_checkpoint(tmp_path, marks)
     assert read_checkpoint(tmp_path) == marks
     lines = (tmp_path / CHECKPOINT_FILE).read_text().splitlines()
@@ -208,43 +224,52 @@ def test_corrupt_checkpoint_is_ignored(tmp_path: Path, text: str) -> None:
 
 
 def test_metadata_url_from_configs() -> None:
+    def url(**values: str) -> str:
+        return metadata_url(BrokerConfig.from_properties({k.replace("_", "."): v for k, v in values.items()}))
+
+    assert url(metadata_etcd_endpoints="127.0.0.1:2379") == "etcd://127.0.0.1:2379/default"
     assert (
-        metadata_url(BrokerConfig({"metadata.etcd.endpoints": "127.0.0.1:2379"})) == "etcd://127.0.0.1:2379"
+        url(metadata_etcd_endpoints="h1:2379,h2:2379", cluster_name="blue") == "etcd://h1:2379,h2:2379/blue"
     )
-    assert (
-        metadata_url(BrokerConfig({"metadata.etcd.endpoints": "h1:2379,h2:2379", "cluster.name": "blue"}))
-        == "etcd://h1:2379,h2:2379/blue"
-    )
-    assert metadata_url(BrokerConfig({"metadata.etcd.endpoints": "h1:2379/green"})) == "etcd://h1:2379/green"
+    assert url(metadata_etcd_endpoints="h1:2379/green") == "etcd://h1:2379/green"
 
 
-def test_cluster_topics_follow_the_snapshot() -> None:
-    topic_id = uuid.uuid4()
-    record = TopicRecord("orders", topic_id, 3, 2, {"min.insync.replicas": "2"})
-    snapshot = ClusterSnapshot(
+def test_new_topic_rules_against_an_image() -> None:
+    """CreateTopics' checks, the same for a single node and a cluster: against the image of the moment."""
+    config = BrokerConfig.from_properties({})
+    topic = TopicMetadata("orders", uuid.uuid4(), 3, 2, {"min.insync.replicas": "2"})
+    image = MetadataImage(
         revision=5,
-        brokers={1: BrokerRegistration(1, "127.0.0.1", 9092, None, 2)},
+        brokers={b: BrokerRegistration(b, "127.0.0.1", 9090 + b, None, 2) for b in (1, 2)},
         controller=None,
-        topics={"orders": record},
+        topics={"orders": topic},
         topic_revisions={"orders": 3},
         partitions={"orders": {0: PartitionState(1, 0, (1,), (1, 2), 1)}},
         partition_revisions={"orders": {0: 4}},
     )
-    topics = ClusterTopics()
-    topics.refresh(snapshot)
-    orders = topics.get("orders")
-    assert orders is not None
-    assert (orders.num_partitions, orders.replication_factor, orders.configs) == (
-        3,
-        2,
-        {"min.insync.replicas": "2"},
-    )
-    assert topics.by_id[topic_id] is orders
-    topics.refresh(snapshot)
-    assert topics.get("orders") is orders  # unchanged records keep their object
-    with pytest.raises(TopicError, match="already exists"):
-        topics.check_new("orders")
-    topics.check_new("other")
+    check_new_topic(image, config, "other", 1, 2, {"retention.ms": "1000"})
+    refused: list[tuple[MetadataImage, str, int, int, dict[str, str], ErrorCode]] = [
+        (image, "orders", 1, 1, {}, ErrorCode.TOPIC_ALREADY_EXISTS),
+        # Kafka's metric names turn '.' into '_': the two names would collide.
+        (
+            dataclasses.replace(image, topics={"ord.ers": topic}),
+            "ord_ers",
+            1,
+            1,
+            {},
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+        ),
+        (image, "bad/name", 1, 1, {}, ErrorCode.INVALID_TOPIC_EXCEPTION),
+        (image, "t", 0, 1, {}, ErrorCode.INVALID_PARTITIONS),
+        (image, "t", 1, 0, {}, ErrorCode.INVALID_REPLICATION_FACTOR),
+        (image, "t", 1, 3, {}, ErrorCode.INVALID_REPLICATION_FACTOR),
+        (image, "t", 1, 1, {"no.such.config": "1"}, ErrorCode.INVALID_CONFIG),
+        (image, "t", 1, 1, {"retention.ms": "-7"}, ErrorCode.INVALID_CONFIG),
+    ]
+    for at, name, partitions, rf, configs, code in refused:
+        with pytest.raises(KafkaError) as info:
+            check_new_topic(at, config, name, partitions, rf, configs)
+        assert info.value.code == code, name
 
 
 def test_partition_line_names_leader_replicas_isr_and_offline() -> None:

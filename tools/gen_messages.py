@@ -226,6 +226,8 @@ def main() -> None:
         "# ruff: noqa",
         "from __future__ import annotations",
         "",
+        "from enum import IntEnum",
+        "",
         "from protocol.schema import MessageSchema",
         "",
     ]
@@ -237,7 +239,17 @@ def main() -> None:
     lines += [f"    {key}: {cls}," for key, kind, _m, cls in index if kind == "response"]
     lines += ["}", "SCHEMAS: dict[type, MessageSchema] = {"]
     lines += [f"    {cls}: _{cls}," for _k, _kind, _m, cls in index]
-    lines += ["}", ""]
+    lines += [
+        "}",
+        "",
+        "",
+        "class ApiKey(IntEnum):",
+        '    """Kafka\'s API keys, named after their requests."""',
+        "",
+    ]
+    requests = sorted((key, cls) for key, kind, _m, cls in index if kind == "request")
+    lines += [f"    {snake(cls.removesuffix('Request')).upper()} = {key}" for key, cls in requests]
+    lines += [""]
     (out / "__init__.py").write_text("\n".join(lines))
 
 

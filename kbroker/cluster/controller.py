@@ -31,22 +31,15 @@ import trio
 
 from kbroker.cluster.etcd import EtcdError, EtcdUnavailable
 from kbroker.cluster.metadata import (
-    NO_LEADER,
-    InvalidReplicationFactor,
-    PartitionState,
     elect_leader,
     initial_partition_state,
     leader_offline,
     place_replicas,
     remove_from_isr,
 )
-from kbroker.cluster.store import (
-    MAX_TXN_OPS,
-    ClusterSnapshot,
-    LeaseExpired,
-    MetadataStore,
-    PartitionWrite,
-)
+from kbroker.cluster.store import MAX_TXN_OPS, LeaseExpired, MetadataStore, PartitionWrite
+from kbroker.metadata.image import NO_LEADER, MetadataImage, PartitionState
+from kbroker.metadata.topics import InvalidReplicationFactor
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +130,7 @@ class Controller:
                     await self.store.wait_for_change(snapshot.revision)
                 snapshot = self.store.snapshot()
 
-    async def reconcile(self, snapshot: ClusterSnapshot, epoch: int) -> bool | None:
+    async def reconcile(self, snapshot: MetadataImage, epoch: int) -> bool | None:
         """Write every change due in this snapshot. True: all written (or nothing due); False: some writes
         lost a race and must be recomputed from newer metadata; None: fenced (no longer the controller)."""
         writes = list(self.changes_due(snapshot))
@@ -156,12 +149,12 @@ class Controller:
                 all_written = all_written and single
         return all_written
 
-    def changes_due(self, snapshot: ClusterSnapshot) -> Iterator[PartitionWrite]:
+    def changes_due(self, snapshot: MetadataImage) -> Iterator[PartitionWrite]:
         """The partition writes this snapshot calls for (pure: no I/O)."""
         for name, topic in snapshot.topics.items():
             topic_revision = snapshot.topic_revisions[name]
             states = snapshot.partitions.get(name, {})
-            missing = [p for p in range(topic.partitions) if p not in states]
+            missing = [p for p in range(topic.num_partitions) if p not in states]
             if missing:
                 try:
                     assignment = place_replicas(
@@ -193,7 +186,7 @@ class Controller:
 
     @staticmethod
     def next_state(
-        snapshot: ClusterSnapshot, state: PartitionState, revision: int, unclean: bool
+        snapshot: MetadataImage, state: PartitionState, revision: int, unclean: bool
     ) -> PartitionState | None:
         """What the controller makes of one partition (None: nothing to do)."""
         live = snapshot.live_brokers()

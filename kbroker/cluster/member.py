@@ -9,8 +9,8 @@ from functools import partial
 import trio
 
 from kbroker.cluster.controller import Controller
-from kbroker.cluster.metadata import BrokerRegistration
 from kbroker.cluster.store import MetadataStore
+from kbroker.metadata.image import BrokerRegistration
 
 
 @dataclass

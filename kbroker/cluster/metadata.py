@@ -1,193 +1,56 @@
-"""The cluster metadata model, its etcd key layout and its pure state transitions (no I/O, no trio).
+"""The rules of the cluster metadata and its etcd key layout: pure state transitions (no I/O, no trio).
 
 Everything here is plain synchronous code so the rules (who may become leader, who may change the ISR, where a
 new topic's replicas go) can be tested with tables. kbroker.cluster.store applies the results to etcd with
-compare-and-swap transactions.
+compare-and-swap transactions. The model itself (topics, partition states, broker registrations) is
+kbroker/metadata/image.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import uuid
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterable
+from dataclasses import replace
 from typing import Any
 
+from kbroker.common import CodedError
+from kbroker.metadata.image import NO_LEADER, BrokerRegistration, PartitionState
+from kbroker.metadata.topics import InvalidPartitions, InvalidReplicationFactor
 from protocol.errors import ErrorCode
-
-NO_LEADER = -1
-UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
-
 
 # ---- errors ---------------------------------------------------------------------------------------------
 
 
-class MetadataError(Exception):
-    """A metadata change was refused; error_code is what a Kafka response would carry."""
-
-    error_code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
-
-
-class InvalidReplicationFactor(MetadataError):
-    error_code = ErrorCode.INVALID_REPLICATION_FACTOR
-
-
-class InvalidPartitions(MetadataError):
-    error_code = ErrorCode.INVALID_PARTITIONS
-
-
-class InvalidTopic(MetadataError):
-    error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
-
-
-class TopicAlreadyExists(MetadataError):
-    error_code = ErrorCode.TOPIC_ALREADY_EXISTS
-
-
-class UnknownTopicOrPartition(MetadataError):
+class UnknownTopicOrPartition(CodedError):
     error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-class FencedLeaderEpoch(MetadataError):
+class FencedLeaderEpoch(CodedError):
     """The proposer's leader_epoch is not the current one: it has been replaced as leader."""
 
     error_code = ErrorCode.FENCED_LEADER_EPOCH
 
 
-class InvalidUpdateVersion(MetadataError):
+class InvalidUpdateVersion(CodedError):
     """The proposer's partition_epoch is stale: the state changed since it read it (KIP-497)."""
 
     error_code = ErrorCode.INVALID_UPDATE_VERSION
 
 
-class IneligibleReplica(MetadataError):
+class IneligibleReplica(CodedError):
     """A replica proposed for the ISR is not a live broker (KIP-841)."""
 
     error_code = ErrorCode.INELIGIBLE_REPLICA
 
 
-class InvalidRequest(MetadataError):
+class InvalidRequest(CodedError):
     error_code = ErrorCode.INVALID_REQUEST
 
 
-class StaleBrokerEpoch(MetadataError):
+class StaleBrokerEpoch(CodedError):
     """The writer's broker registration is gone or was replaced: this process is no longer that broker."""
 
     error_code = ErrorCode.STALE_BROKER_EPOCH
-
-
-class NotController(MetadataError):
-    """The writer does not hold the controller key with the epoch it claims."""
-
-    error_code = ErrorCode.NOT_CONTROLLER
-
-
-# ---- the model ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BrokerRegistration:
-    """A live broker. broker_epoch is the etcd create_revision of its registration key, as Kafka's ZooKeeper
-    mode used the czxid of the broker znode: a restarted broker always gets a larger epoch."""
-
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
-    broker_epoch: int = -1
-
-    def to_json(self) -> bytes:
-        return _dump({"node_id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack})
-
-    @classmethod
-    def from_json(cls, data: bytes, broker_epoch: int) -> BrokerRegistration:
-        obj = _load(data)
-        rack = obj.get("rack")
-        return cls(int(obj["node_id"]), str(obj["host"]), int(obj["port"]), None if rack is None else str(rack),
-                   broker_epoch)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ControllerRecord:
-    """Who holds the controller key. controller_epoch is the key's create_revision."""
-
-    node_id: int
-    controller_epoch: int
-
-    def to_json(self) -> bytes:
-        return _dump({"node_id": self.node_id})
-
-    @classmethod
-    def from_json(cls, data: bytes, controller_epoch: int) -> ControllerRecord:
-        return cls(int(_load(data)["node_id"]), controller_epoch)
-
-
-@dataclass(frozen=True)
-class TopicRecord:
-    """A topic as created. The record itself is the creation request: the controller notices partitions in
-    range(partitions) without a state and places them (so raising ``partitions`` adds partitions too)."""
-
-    name: str
-    topic_id: uuid.UUID
-    partitions: int
-    replication_factor: int
-    configs: Mapping[str, str] = field(default_factory=dict)
-
-    def unclean_leader_election(self, default: bool = False) -> bool:
-        value = self.configs.get(UNCLEAN_LEADER_ELECTION_CONFIG)
-        return default if value is None else value.strip().lower() == "true"
-
-    def to_json(self) -> bytes:
-        return _dump({
-            "topic_id": str(self.topic_id),
-            "partitions": self.partitions,
-            "replication_factor": self.replication_factor,
-            "configs": dict(self.configs),
-        })  # fmt: skip
-
-    @classmethod
-    def from_json(cls, name: str, data: bytes) -> TopicRecord:
-        obj = _load(data)
-        configs = {str(k): str(v) for k, v in dict(obj.get("configs", {})).items()}
-        return cls(name, uuid.UUID(str(obj["topic_id"])), int(obj["partitions"]), int(obj["replication_factor"]),
-                   configs)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class PartitionState:
-    """leader/leader_epoch/isr as in Kafka's LeaderAndIsr; partition_epoch is bumped by every change (KIP-497),
-    so a proposer whose partition_epoch is not the current one is proposing against stale state."""
-
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    replicas: tuple[int, ...]
-    partition_epoch: int
-
-    def to_json(self) -> bytes:
-        return _dump({
-            "leader": self.leader,
-            "leader_epoch": self.leader_epoch,
-            "isr": list(self.isr),
-            "replicas": list(self.replicas),
-            "partition_epoch": self.partition_epoch,
-        })  # fmt: skip
-
-    @classmethod
-    def from_json(cls, data: bytes) -> PartitionState:
-        obj = _load(data)
-        return cls(int(obj["leader"]), int(obj["leader_epoch"]), tuple(int(b) for b in obj["isr"]),
-                   tuple(int(b) for b in obj["replicas"]), int(obj["partition_epoch"]))  # fmt: skip
-
-
-_LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-def validate_topic_name(name: str) -> None:
-    """Kafka's rule (and it keeps names safe as etcd key segments: no '/')."""
-    if not name or name in (".", "..") or len(name) > 249 or not set(name) <= _LEGAL_TOPIC_CHARS:
-        raise InvalidTopic(f"illegal topic name {name!r}")
 
 
 def initial_partition_state(replicas: tuple[int, ...]) -> PartitionState:
@@ -203,7 +66,7 @@ class KeyLayout:
 
     brokers/<node_id>                 BrokerRegistration, attached to the broker's lease
     controller                        ControllerRecord, attached to the controller's lease
-    topics/<name>                     TopicRecord
+    topics/<name>                     TopicMetadata
     partitions/<name>/<partition>     PartitionState
     """
 
@@ -431,17 +294,3 @@ def place_replicas(
             raise InvalidPartitions(f"a topic needs at least one partition, got {partitions}")
         partitions = range(partitions)
     return {p: place_partition(topic, p, replication_factor, brokers) for p in partitions}
-
-
-# ---- JSON -----------------------------------------------------------------------------------------------
-
-
-def _dump(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()
-
-
-def _load(data: bytes) -> dict[str, Any]:
-    obj = json.loads(data)
-    if not isinstance(obj, dict):
-        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-    return obj

@@ -45,18 +45,18 @@ from kbroker.cluster.etcd import (
     parse_etcd_url,
     prefix_range_end,
 )
-from kbroker.cluster.metadata import (
+from kbroker.cluster.metadata import KeyLayout, StaleBrokerEpoch, UnknownTopicOrPartition, alter_isr
+from kbroker.metadata.image import (
     BrokerRegistration,
     ControllerRecord,
+    MetadataImage,
+    PartitionState,
+    TopicMetadata,
+)
+from kbroker.metadata.topics import (
     InvalidPartitions,
     InvalidReplicationFactor,
-    KeyLayout,
-    PartitionState,
-    StaleBrokerEpoch,
     TopicAlreadyExists,
-    TopicRecord,
-    UnknownTopicOrPartition,
-    alter_isr,
     validate_topic_name,
 )
 
@@ -74,52 +74,6 @@ class LeaseExpired(Exception):
 
 class BrokerIdInUse(Exception):
     """Another live process holds the registration of this node id."""
-
-
-@dataclass(frozen=True)
-class ClusterSnapshot:
-    """An immutable view of the whole cluster metadata as of etcd revision ``revision``. Do not mutate."""
-
-    revision: int
-    brokers: Mapping[int, BrokerRegistration]
-    controller: ControllerRecord | None
-    topics: Mapping[str, TopicRecord]
-    topic_revisions: Mapping[str, int]
-    """create_revision of each topic key: it tells a topic from a deleted and re-created one of the same name."""
-    partitions: Mapping[str, Mapping[int, PartitionState]]
-    partition_revisions: Mapping[str, Mapping[int, int]]
-    """mod_revision of each partition key: the etcd revision of the last change of that state."""
-
-    def partition(self, topic: str, partition: int) -> PartitionState | None:
-        return self.partitions.get(topic, {}).get(partition)
-
-    def partition_revision(self, topic: str, partition: int) -> int:
-        return self.partition_revisions.get(topic, {}).get(partition, 0)
-
-    def live_brokers(self) -> set[int]:
-        return set(self.brokers)
-
-    def brokers_registered_before(self, revision: int) -> set[int]:
-        """Live brokers whose current registration is older than ``revision``. A broker registered after a
-        partition state was written has restarted since then: its role in that state is not its own."""
-        return {b for b, reg in self.brokers.items() if reg.broker_epoch < revision}
-
-    def is_leader(self, topic: str, partition: int, node_id: int, broker_epoch: int) -> bool:
-        """Whether this incarnation (node_id at broker_epoch) leads the partition. A restarted broker does not
-        resume a leadership from before its restart: it waits for the controller to elect it again."""
-        state = self.partition(topic, partition)
-        return (
-            state is not None
-            and state.leader == node_id
-            and broker_epoch < self.partition_revision(topic, partition)
-            and node_id in self.brokers
-            and self.brokers[node_id].broker_epoch == broker_epoch
-        )
-
-    def topic_complete(self, name: str) -> bool:
-        """The topic exists and every one of its partitions has a state (the controller has placed them)."""
-        topic = self.topics.get(name)
-        return topic is not None and len(self.partitions.get(name, {})) >= topic.partitions
 
 
 @dataclass(frozen=True)
@@ -154,13 +108,13 @@ class MetadataStore:
         self._revision = 0
         self._brokers: dict[int, BrokerRegistration] = {}
         self._controller: ControllerRecord | None = None
-        self._topics: dict[str, TopicRecord] = {}
+        self._topics: dict[str, TopicMetadata] = {}
         self._topic_revisions: dict[str, int] = {}
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self._partition_revisions: dict[str, dict[int, int]] = {}
         self._dirty_topics: set[str] = set()
-        self._snapshot: ClusterSnapshot | None = None  # None: rebuild on the next snapshot()
-        self._last_snapshot: ClusterSnapshot | None = None  # its unchanged topics are shared by the next one
+        self._snapshot: MetadataImage | None = None  # None: rebuild on the next snapshot()
+        self._last_snapshot: MetadataImage | None = None  # its unchanged topics are shared by the next one
         self._changed = trio.Event()
         self._loaded = False
 
@@ -240,7 +194,7 @@ class MetadataStore:
             else:
                 suspect_revision = self._revision
 
-    def snapshot(self) -> ClusterSnapshot:
+    def snapshot(self) -> MetadataImage:
         """The current cached metadata. Cheap: rebuilt only after a change, and sharing unchanged topics."""
         if self._snapshot is None:
             previous = self._last_snapshot
@@ -255,11 +209,12 @@ class MetadataStore:
                 else:
                     partitions[name] = previous_partitions[name]
                     revisions[name] = previous_revisions[name]
-            self._snapshot = ClusterSnapshot(
+            self._snapshot = MetadataImage(
                 revision=self._revision,
                 brokers=dict(self._brokers),
                 controller=self._controller,
                 topics=dict(self._topics),
+                topics_by_id={t.topic_id: t for t in self._topics.values()},
                 topic_revisions=dict(self._topic_revisions),
                 partitions=partitions,
                 partition_revisions=revisions,
@@ -268,17 +223,17 @@ class MetadataStore:
             self._last_snapshot = self._snapshot
         return self._snapshot
 
-    async def wait_for_change(self, after_revision: int) -> ClusterSnapshot:
+    async def wait_for_change(self, after_revision: int) -> MetadataImage:
         """Wait until the cache is newer than ``after_revision`` (e.g. a snapshot's revision)."""
         while self._revision <= after_revision:
             await self._changed.wait()
         return self.snapshot()
 
-    async def wait_for_revision(self, revision: int) -> ClusterSnapshot:
+    async def wait_for_revision(self, revision: int) -> MetadataImage:
         """Wait until the cache has caught up with ``revision`` (e.g. that of one's own write)."""
         return await self.wait_for_change(revision - 1)
 
-    async def wait_until(self, predicate: Callable[[ClusterSnapshot], bool]) -> ClusterSnapshot:
+    async def wait_until(self, predicate: Callable[[MetadataImage], bool]) -> MetadataImage:
         """Wait until the cached metadata satisfies predicate; wrap in trio.move_on_after for a deadline."""
         snapshot = self.snapshot()
         while not predicate(snapshot):
@@ -351,7 +306,7 @@ class MetadataStore:
             elif kind == "controller":
                 self._controller = ControllerRecord.from_json(kv.value, kv.create_revision)
             elif kind == "topic":
-                self._topics[ident] = TopicRecord.from_json(ident, kv.value)
+                self._topics[ident] = TopicMetadata.from_json(ident, kv.value)
                 self._topic_revisions[ident] = kv.create_revision
             elif kind == "partition":
                 name, index = ident
@@ -520,7 +475,7 @@ class MetadataStore:
         configs: Mapping[str, str] | None = None,
         *,
         topic_id: uuid.UUID | None = None,
-    ) -> TopicRecord:
+    ) -> TopicMetadata:
         """Create a topic record; the controller then places its partitions (wait with wait_for_topic).
 
         Raises InvalidTopic, InvalidPartitions, InvalidReplicationFactor (more replicas than live brokers in
@@ -534,7 +489,7 @@ class MetadataStore:
             raise InvalidReplicationFactor(
                 f"replication factor {replication_factor} needs that many live brokers; {live} are live"
             )
-        record = TopicRecord(
+        record = TopicMetadata(
             name, topic_id or uuid.uuid4(), partitions, replication_factor, dict(configs or {})
         )
         key = self.keys.topic(name)
@@ -543,16 +498,18 @@ class MetadataStore:
             raise TopicAlreadyExists(f"topic {name!r} already exists")
         return record
 
-    async def create_partitions(self, name: str, total: int) -> TopicRecord:
+    async def create_partitions(self, name: str, total: int) -> TopicMetadata:
         """Raise a topic's partition count (CreatePartitions); the controller places the new partitions."""
         key = self.keys.topic(name)
         kv = await self.client.get(key)
         if kv is None:
             raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
-        record = TopicRecord.from_json(name, kv.value)
-        if total <= record.partitions:
-            raise InvalidPartitions(f"topic {name!r} has {record.partitions} partitions; {total} is not more")
-        updated = replace(record, partitions=total)
+        record = TopicMetadata.from_json(name, kv.value)
+        if total <= record.num_partitions:
+            raise InvalidPartitions(
+                f"topic {name!r} has {record.num_partitions} partitions; {total} is not more"
+            )
+        updated = replace(record, num_partitions=total)
         result = await self.client.txn([mod_revision_is(key, kv.mod_revision)], [Put(key, updated.to_json())])
         if not result.succeeded:
             raise InvalidPartitions(f"topic {name!r} changed concurrently; retry")
@@ -568,7 +525,7 @@ class MetadataStore:
         if not result.succeeded:
             raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
 
-    async def wait_for_topic(self, name: str) -> ClusterSnapshot:
+    async def wait_for_topic(self, name: str) -> MetadataImage:
         """Wait until the topic exists with every partition placed."""
         return await self.wait_until(lambda s: s.topic_complete(name))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 from kbroker.coordinator import records as rec
 from kbroker.coordinator.group import (
@@ -58,10 +58,6 @@ class Outcome(Generic[T_co]):
     records: RecordsByPartition = field(default_factory=dict)
 
 
-class _IntConfig(Protocol):
-    def get_int(self, name: str) -> int: ...
-
-
 @dataclass(frozen=True, slots=True)
 class CoordinatorConfig:
     group: GroupConfig = field(default_factory=GroupConfig)
@@ -73,22 +69,6 @@ class CoordinatorConfig:
     @property
     def offsets_retention_ms(self) -> int:
         return self.offsets_retention_minutes * 60_000
-
-    @classmethod
-    def from_broker_config(cls, config: _IntConfig) -> CoordinatorConfig:
-        """From the broker settings, by Kafka name (kbroker.config.BrokerConfig has get_int)."""
-        return cls(
-            group=GroupConfig(
-                group_min_session_timeout_ms=config.get_int("group.min.session.timeout.ms"),
-                group_max_session_timeout_ms=config.get_int("group.max.session.timeout.ms"),
-                group_initial_rebalance_delay_ms=config.get_int("group.initial.rebalance.delay.ms"),
-                group_max_size=config.get_int("group.max.size"),
-            ),
-            offset_metadata_max_bytes=config.get_int("offset.metadata.max.bytes"),
-            offsets_retention_minutes=config.get_int("offsets.retention.minutes"),
-            offsets_retention_check_interval_ms=config.get_int("offsets.retention.check.interval.ms"),
-            offsets_topic_num_partitions=config.get_int("offsets.topic.num.partitions"),
-        )
 
 
 # ---- answers of the read-only APIs ----------------------------------------------------------------------------------

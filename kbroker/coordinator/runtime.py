@@ -13,14 +13,14 @@ the call completed) are released only after the append returned, as Kafka answer
 from __future__ import annotations
 
 import logging
-import math
-import time
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import trio
 
+from kbroker.clock import TrioClock
+from kbroker.common import KafkaError
 from kbroker.coordinator.coordinator import (
     GroupCoordinator,
     GroupDescription,
@@ -73,26 +73,13 @@ class CoordinatorRuntime:
         clock: Callable[[], int] | None = None,
     ) -> None:
         self.coordinator = coordinator
-        # None: records are not persisted (tests, or a broker run without durable groups).
+        # None: records are not persisted (tests of the runtime alone).
         self.writer = writer
-        self._clock = clock
+        # Wall-clock ms: commit timestamps are stored and must survive restarts. By default trio's clock moves it,
+        # so MockClock drives session timeouts in tests; the broker passes its one clock.
+        self.now_ms: Callable[[], int] = clock if clock is not None else TrioClock().now_ms
         self._waiters: dict[int, _Waiter] = {}
         self._wakeup = trio.Event()
-        # Wall-clock milliseconds that move with trio's clock (so MockClock drives session timeouts in tests).
-        self._trio_base: float | None = None
-        self._wall_base_ms = 0
-
-    # ---- time ----------------------------------------------------------------------------------------------------
-
-    def now_ms(self) -> int:
-        """Wall-clock ms (commit timestamps are stored and must survive restarts) advanced by trio's clock."""
-        if self._clock is not None:
-            return self._clock()
-        now = trio.current_time()
-        if self._trio_base is None:
-            self._trio_base = now
-            self._wall_base_ms = int(time.time() * 1000)
-        return self._wall_base_ms + math.floor((now - self._trio_base) * 1000)
 
     # ---- the timer task ------------------------------------------------------------------------------------------
 
@@ -121,12 +108,17 @@ class CoordinatorRuntime:
         """Append the outcome's records, then release the parked requests it completed. False if the append failed."""
         ok = True
         if outcome.records and self.writer is not None:
+            count = sum(map(len, outcome.records.values()))
             try:
                 await self.writer.append(outcome.records, self.now_ms())
+            except KafkaError as exc:
+                # Expected during a failover (the partition moved, or the ISR could not acknowledge in time). The
+                # in-memory state already moved on; the log misses these records until the next write of the same
+                # keys. Kafka answers with an error too; clients retry.
+                logger.warning("could not write %d group records to __consumer_offsets: %s", count, exc)
+                ok = False
             except Exception:
-                # The in-memory state already moved on; the log misses these records until the next write of the same
-                # keys. Kafka would answer with an error too; clients retry.
-                logger.exception("could not append %d group records", sum(map(len, outcome.records.values())))
+                logger.exception("could not write %d group records to __consumer_offsets", count)
                 ok = False
         for completion in outcome.completions:
             waiter = self._waiters.get(completion.ticket)
@@ -244,11 +236,7 @@ class CoordinatorRuntime:
         await self._apply(self.coordinator.unload(partition, self.now_ms()))
 
 
-# ---- glue to kbroker.log (duck-typed, so this module does not import the log) ------------------------------------------
-
-
-class _LeaderLog(Protocol):
-    def append_as_leader(self, records: bytearray, leader_epoch: int, now_ms: int) -> object: ...
+# ---- the records of __consumer_offsets (the log is duck-typed: this module does not import it) -------------------
 
 
 class _ReadableLog(Protocol):
@@ -266,37 +254,6 @@ def offsets_batch(records: Sequence[Record], now_ms: int) -> bytearray:
     return build_batch(
         [LogRecord(offset=i, timestamp=now_ms, key=k, value=v) for i, (k, v) in enumerate(records)]
     )
-
-
-class PartitionLogWriter:
-    """An OffsetsWriter over `__consumer_offsets` PartitionLogs: append each partition's records as one batch, then
-    await `after_append(partition, append_info)` (advance the high watermark, group-commit fsync, replication).
-    """
-
-    def __init__(
-        self,
-        log_for: Callable[[int], _LeaderLog],
-        leader_epoch_for: Callable[[int], int] = lambda _partition: 0,
-        after_append: Callable[[int, object], Awaitable[None]] | None = None,
-    ) -> None:
-        self.log_for = log_for
-        self.leader_epoch_for = leader_epoch_for
-        self.after_append = after_append
-
-    async def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> None:
-        appended = [
-            (
-                partition,
-                self.log_for(partition).append_as_leader(
-                    offsets_batch(recs, now_ms), self.leader_epoch_for(partition), now_ms
-                ),
-            )
-            for partition, recs in records.items()
-            if recs
-        ]
-        if self.after_append is not None:
-            for partition, info in appended:
-                await self.after_append(partition, info)
 
 
 def read_records(log: _ReadableLog, max_bytes: int = 1 << 20) -> Iterator[Record]:

@@ -1,67 +1,170 @@
 """The group coordinator inside a broker: `__consumer_offsets`, which of its partitions we coordinate, durability.
 
-`GroupService` owns the `GroupCoordinator` and its `CoordinatorRuntime` and connects them to the broker:
+`GroupService` owns the `GroupCoordinator` and its `CoordinatorRuntime` and connects them to the rest of the broker
+through narrow interfaces: the replica manager's leader logs and appends (`OffsetsLog`), the metadata view (who
+leads what), topic administration (to create `__consumer_offsets`) and the clock.
 
-- at startup it creates `__consumer_offsets` if it is missing, loads every partition this broker leads, and starts the
-  runtime's timer task in the broker's nursery;
-- coordinator records are appended to the partition's log as leader, then the high watermark is advanced and the
-  append is made durable (group commit fsync, and replication in a cluster) before any response waiting on them is
-  sent: an acknowledged offset commit survives kill -9 and power loss;
-- ownership is explicit: the coordinator serves exactly the partitions loaded with `on_become_leader` (all of them on
-  a single node); cluster mode calls `on_become_leader` / `on_resign_leader` as leadership moves;
-- FindCoordinator answers with the leader of the group's partition.
-
-The broker exposes this as `broker.groups`, plus `coordinator_owns`, `on_become_offsets_leader` and
-`on_resign_offsets_leader`.
+- it creates `__consumer_offsets` once it is missing and enough brokers are live for its replication factor (a
+  single node creates it at once, before its listener opens);
+- ownership follows leadership: after each metadata image (this service is subscribed after the replica manager, so
+  roles are applied first) it loads the partitions this node now leads and unloads (asynchronously: parked requests
+  get NOT_COORDINATOR) the ones it no longer leads;
+- coordinator records are appended to the partition as its leader with acks=-1: the response waits until they are
+  fsynced here and replicated to the ISR, so an acknowledged offset commit survives kill -9 and power loss;
+- FindCoordinator answers with the live leader of the group's partition;
+- committed offsets of deleted topics are forgotten (tombstones).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 import trio
 
+from kbroker.clock import Clock
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
-from kbroker.coordinator.runtime import CoordinatorRuntime, PartitionLogWriter, read_records
-from kbroker.log.partition_log import AppendInfo, PartitionLog
-from kbroker.topics import TopicError, TopicMetadata
+from kbroker.coordinator.records import Record
+from kbroker.coordinator.runtime import CoordinatorRuntime, offsets_batch, read_records
+from kbroker.log.partition_log import PartitionLog
+from kbroker.metadata.api import MetadataView, TopicAdmin
+from kbroker.metadata.image import OFFSETS_TOPIC, BrokerRegistration, MetadataImage
+from kbroker.replication.replica_manager import ProduceResult
 from protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from kbroker.broker import Broker, BrokerEndpoint
 
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
 # Kafka's offsets.commit.timeout.ms default: how long a coordinator write may wait for acknowledgement.
 COMMIT_TIMEOUT_MS = 5000
+CREATE_RETRY_S = 1.0
 
 
-class CoordinatorLookupError(Exception):
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class OffsetsLog(Protocol):
+    """What the coordinator needs of the replica manager."""
+
+    def leader_log(self, tp: TopicPartition) -> PartitionLog | None: ...
+
+    def is_leader(self, tp: TopicPartition) -> bool: ...
+
+    def append_records(
+        self,
+        entries: Iterable[tuple[TopicPartition, bytearray]],
+        *,
+        required_acks: int,
+        now_ms: int,
+        internal_topics_allowed: bool = False,
+    ) -> list[ProduceResult]: ...
+
+    async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OffsetsTopicSettings:
+    num_partitions: int = 50
+    replication_factor: int = 3
+    segment_bytes: int = 104_857_600
+
+
+class ReplicatedOffsetsWriter:
+    """The coordinator's OffsetsWriter: one batch per `__consumer_offsets` partition, appended as leader (before the
+    first await, so calls never interleave their records), then acknowledged like an acks=-1 produce."""
+
+    def __init__(self, replicas: OffsetsLog) -> None:
+        self._replicas = replicas
+
+    async def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> None:
+        entries = [
+            (TopicPartition(OFFSETS_TOPIC, partition), offsets_batch(recs, now_ms))
+            for partition, recs in records.items()
+            if recs
+        ]
+        results = self._replicas.append_records(
+            entries, required_acks=-1, now_ms=now_ms, internal_topics_allowed=True
+        )
+        await self._replicas.wait_for_acks(results, COMMIT_TIMEOUT_MS)
+        for result in results:
+            if result.error is not None:
+                raise result.error
 
 
 class GroupService:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        config = CoordinatorConfig.from_broker_config(broker.config)
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        offsets_topic: OffsetsTopicSettings,
+        *,
+        node_id: int,
+        replicas: OffsetsLog,
+        metadata: MetadataView,
+        topic_admin: TopicAdmin,
+        clock: Clock,
+    ) -> None:
+        self.node_id = node_id
+        self.offsets_topic = offsets_topic
+        self._replicas = replicas
+        self._metadata = metadata
+        self._topic_admin = topic_admin
         # No partition is ours until it is loaded: until then its groups get NOT_COORDINATOR, never an empty state.
         self.coordinator = GroupCoordinator(config, owned_partitions=())
-        writer = PartitionLogWriter(self._log_for, self._leader_epoch_for, self._after_append)
-        self.runtime = CoordinatorRuntime(self.coordinator, writer)
+        self.runtime = CoordinatorRuntime(
+            self.coordinator, ReplicatedOffsetsWriter(replicas), clock=clock.now_ms
+        )
         self._nursery: trio.Nursery | None = None
+        self._started = False
+        self._resigning: set[int] = set()
+        self._last_topic_ids: dict[str, uuid.UUID] = {}
 
-    # ---- startup -----------------------------------------------------------------------------------------------
+    # ---- the task ----------------------------------------------------------------------------------------------
 
-    async def start(self, nursery: trio.Nursery) -> None:
-        """Create `__consumer_offsets` if needed, load the partitions we lead, start the coordinator's timers."""
-        topic = await self._ensure_offsets_topic()
-        if topic.num_partitions != self.coordinator.config.offsets_topic_num_partitions:
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The coordinator's timers; `__consumer_offsets` created (started after that, if it can be created now,
+        so a single node's groups are loaded before any client can ask about them)."""
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.runtime.run)
+                self._nursery = nursery
+                if self._can_create(self._metadata.image()):
+                    await self._ensure_offsets_topic()
+                    task_status.started()
+                else:
+                    # Until then FindCoordinator answers COORDINATOR_NOT_AVAILABLE, as in Kafka.
+                    task_status.started()
+                    await self._ensure_offsets_topic()
+        finally:
+            # Stopped: a last metadata image (a cluster node leaving) must not start resignations.
+            self._nursery = None
+
+    def _can_create(self, image: MetadataImage) -> bool:
+        return OFFSETS_TOPIC in image.topics or len(image.brokers) >= self.offsets_topic.replication_factor
+
+    async def _ensure_offsets_topic(self) -> None:
+        """Create `__consumer_offsets` once enough brokers are live for its replication factor (a cluster whose
+        nodes start one by one must not create it on the first node alone), then start coordinating."""
+        settings = self.offsets_topic
+        while True:
+            image = await self._metadata.wait_for(self._can_create, math.inf)
+            assert image is not None
+            if OFFSETS_TOPIC in image.topics:
+                break
+            configs = {"cleanup.policy": "compact", "segment.bytes": str(settings.segment_bytes)}
+            try:
+                await self._topic_admin.create_topic(
+                    OFFSETS_TOPIC, settings.num_partitions, settings.replication_factor, configs
+                )
+                log.info("created %s with %d partitions", OFFSETS_TOPIC, settings.num_partitions)
+            except KafkaError as exc:
+                # Another node created it first (our metadata catches up), or the metadata store is unavailable.
+                if exc.code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                    log.info("group coordinator not started yet: %s", exc)
+                    await trio.sleep(CREATE_RETRY_S)
+        topic = self._metadata.image().topics[OFFSETS_TOPIC]
+        config = self.coordinator.config
+        if topic.num_partitions != config.offsets_topic_num_partitions:
             # The topic's partition count decides where groups live, whatever the setting says now (as in Kafka,
             # where offsets.topic.num.partitions must not change once the topic exists). No group is loaded yet, so
             # nothing was placed with the other count.
@@ -69,15 +172,15 @@ class GroupService:
                 "%s has %d partitions, offsets.topic.num.partitions says %d: using %d",
                 OFFSETS_TOPIC,
                 topic.num_partitions,
-                self.coordinator.config.offsets_topic_num_partitions,
+                config.offsets_topic_num_partitions,
                 topic.num_partitions,
             )
             self.coordinator.config = dataclasses.replace(
-                self.coordinator.config, offsets_topic_num_partitions=topic.num_partitions
+                config, offsets_topic_num_partitions=topic.num_partitions
             )
-        for partition in range(topic.num_partitions):
-            if self.broker.is_leader(OFFSETS_TOPIC, partition):
-                self.on_become_leader(partition)
+        self._started = True
+        self._last_topic_ids = {name: t.topic_id for name, t in self._metadata.image().topics.items()}
+        self._sync_ownership(self._metadata.image())
         log.info(
             "coordinating %d of %d partitions of %s: %d groups loaded",
             len(self.coordinator.owned_partitions or ()),
@@ -85,51 +188,53 @@ class GroupService:
             OFFSETS_TOPIC,
             len(self.coordinator.groups),
         )
-        await nursery.start(self.runtime.run)
-        self._nursery = nursery
 
-    async def _ensure_offsets_topic(self) -> TopicMetadata:
-        broker = self.broker
-        existing = broker.topics.get(OFFSETS_TOPIC)
-        if existing is not None:
-            return existing
-        config = broker.config
-        replication_factor = min(
-            config.get_int("offsets.topic.replication.factor"), max(1, len(broker.live_brokers()))
-        )
-        configs = {
-            "cleanup.policy": "compact",
-            "segment.bytes": str(config.get_int("offsets.topic.segment.bytes")),
-        }
-        try:
-            topic = await broker.create_topic_async(
-                OFFSETS_TOPIC, config.get_int("offsets.topic.num.partitions"), replication_factor, configs
-            )
-        except TopicError as exc:
-            # In a cluster another broker may have created it first.
-            if exc.code is not ErrorCode.TOPIC_ALREADY_EXISTS:
-                raise
-            created = broker.topics.get(OFFSETS_TOPIC)
-            if created is None:
-                raise
-            return created
-        log.info("created %s with %d partitions", OFFSETS_TOPIC, topic.num_partitions)
-        return topic
+    # ---- following metadata ------------------------------------------------------------------------------------
 
-    # ---- ownership ---------------------------------------------------------------------------------------------
+    def on_metadata(self, image: MetadataImage) -> None:
+        """A metadata publisher (after the replica manager): ownership follows leadership; deleted topics' offsets
+        are forgotten."""
+        if not self._started:
+            return
+        deleted = [
+            name
+            for name, topic_id in self._last_topic_ids.items()
+            if name not in image.topics or image.topics[name].topic_id != topic_id
+        ]
+        self._last_topic_ids = {name: topic.topic_id for name, topic in image.topics.items()}
+        if deleted and self.coordinator.owned_partitions and self._nursery is not None:
+            # The coordinator call and its append run in one task step, so its tombstones reach the log in order
+            # with every other coordinator write.
+            self._nursery.start_soon(self.runtime.on_topics_deleted, deleted)
+        self._sync_ownership(image)
+
+    def _sync_ownership(self, image: MetadataImage) -> None:
+        topic = image.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            return
+        loaded = 0
+        for partition in range(topic.num_partitions):
+            leads = self._replicas.is_leader(TopicPartition(OFFSETS_TOPIC, partition))
+            owns = self.owns(partition)
+            if partition in self._resigning:
+                continue
+            if leads and not owns:
+                loaded += self._load(partition)
+            elif owns and not leads and self._nursery is not None:
+                self._resigning.add(partition)
+                self._nursery.start_soon(self._resign, partition)
+        if loaded:
+            log.debug("loaded %d partitions of %s", loaded, OFFSETS_TOPIC)
 
     def owns(self, partition: int) -> bool:
         owned = self.coordinator.owned_partitions
         return owned is not None and partition in owned
 
-    def on_become_leader(self, partition: int) -> None:
-        """Load a `__consumer_offsets` partition and coordinate its groups from now on (idempotent)."""
-        if self.owns(partition):
-            return
-        plog = self.broker.partition_log(OFFSETS_TOPIC, partition)
+    def _load(self, partition: int) -> int:
+        """Load a `__consumer_offsets` partition and coordinate its groups from now on."""
+        plog = self._replicas.leader_log(TopicPartition(OFFSETS_TOPIC, partition))
         if plog is None:
-            log.error("cannot coordinate %s-%d: no local log", OFFSETS_TOPIC, partition)
-            return
+            return 0
         try:
             self.runtime.load_partition(partition, read_records(plog))
         except Exception:
@@ -137,8 +242,8 @@ class GroupService:
             # could not read back; every other partition keeps working.
             log.exception("could not load %s-%d; its groups stay unavailable", OFFSETS_TOPIC, partition)
             self._drop_partial_load(partition)
-            return
-        log.debug("coordinating the groups of %s-%d", OFFSETS_TOPIC, partition)
+            return 0
+        return 1
 
     def _drop_partial_load(self, partition: int) -> None:
         # `load` may have added some groups before it failed; forget them with the partition.
@@ -149,67 +254,35 @@ class GroupService:
         if coordinator.owned_partitions is not None:
             coordinator.owned_partitions.discard(partition)
 
-    async def on_resign_leader(self, partition: int) -> None:
+    async def _resign(self, partition: int) -> None:
         """Stop coordinating a partition's groups; their parked requests get NOT_COORDINATOR."""
-        if not self.owns(partition):
-            return
-        await self.runtime.unload_partition(partition)
-        log.info("no longer coordinating the groups of %s-%d", OFFSETS_TOPIC, partition)
+        try:
+            if self.owns(partition):
+                await self.runtime.unload_partition(partition)
+                log.info("no longer coordinating the groups of %s-%d", OFFSETS_TOPIC, partition)
+        finally:
+            self._resigning.discard(partition)
+        # Leadership may have come back while we unloaded.
+        self._sync_ownership(self._metadata.image())
 
     # ---- FindCoordinator ---------------------------------------------------------------------------------------
 
-    def find_group_coordinator(self, group_id: str) -> BrokerEndpoint:
-        """The broker leading the group's `__consumer_offsets` partition; CoordinatorLookupError if there is none."""
-        broker = self.broker
-        if broker.topics.get(OFFSETS_TOPIC) is None:
-            raise CoordinatorLookupError(
-                ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC} does not exist"
-            )
+    def find_group_coordinator(self, group_id: str) -> BrokerRegistration:
+        """The live broker leading the group's `__consumer_offsets` partition; KafkaError COORDINATOR_NOT_AVAILABLE
+        if there is none (clients ask again)."""
+        image = self._metadata.image()
+        if OFFSETS_TOPIC not in image.topics:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC} does not exist")
         partition = self.coordinator.partition_for(group_id)
-        leader = broker.partition_state(OFFSETS_TOPIC, partition).leader
+        leader = image.live_leader(OFFSETS_TOPIC, partition)
         if leader < 0:
-            raise CoordinatorLookupError(
-                ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC}-{partition} has no leader"
+            raise KafkaError(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC}-{partition} has no live leader"
             )
-        if leader == broker.node_id and not self.owns(partition):
+        if leader == self.node_id and not self.owns(partition):
             # We lead it but have not loaded it (or could not): sending the client here would only earn it
             # NOT_COORDINATOR; COORDINATOR_NOT_AVAILABLE makes it ask again shortly.
-            raise CoordinatorLookupError(
+            raise KafkaError(
                 ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC}-{partition} is not loaded"
             )
-        for endpoint in broker.live_brokers():
-            if endpoint.node_id == leader:
-                return endpoint
-        raise CoordinatorLookupError(
-            ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            f"the leader {leader} of {OFFSETS_TOPIC}-{partition} is not alive",
-        )
-
-    # ---- topics ------------------------------------------------------------------------------------------------
-
-    def on_topics_deleted(self, topics: list[str]) -> None:
-        """Forget the committed offsets of deleted topics (with tombstones), soon, in the broker's nursery.
-
-        The coordinator call and its append run in one task step, so its tombstones reach the log in order with
-        every other coordinator write.
-        """
-        if self._nursery is None or not self.coordinator.owned_partitions:
-            return
-        self._nursery.start_soon(self.runtime.on_topics_deleted, topics)
-
-    # ---- the log ------------------------------------------------------------------------------------------------
-
-    def _log_for(self, partition: int) -> PartitionLog:
-        plog = self.broker.partition_log(OFFSETS_TOPIC, partition)
-        if plog is None:
-            raise RuntimeError(f"no log for {OFFSETS_TOPIC}-{partition}")
-        return plog
-
-    def _leader_epoch_for(self, partition: int) -> int:
-        return self.broker.leader_epoch(OFFSETS_TOPIC, partition)
-
-    async def _after_append(self, partition: int, info: object) -> None:
-        """Make the coordinator's records visible (high watermark) and durable before anyone is answered."""
-        assert isinstance(info, AppendInfo)
-        self.broker.on_appended(OFFSETS_TOPIC, partition, self._log_for(partition))
-        await self.broker.wait_acks_all(OFFSETS_TOPIC, partition, info.last_offset, COMMIT_TIMEOUT_MS)
+        return image.brokers[leader]

@@ -25,7 +25,7 @@ def supported_api_versions() -> list[ApiVersion]:
     ]
 
 
-@handles(18, 0, 4)
+@handles(ApiVersionsRequest, 0, 4)
 async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
     if ctx.api_version >= 3 and not (
         _SOFTWARE.fullmatch(req.client_software_name) and _SOFTWARE.fullmatch(req.client_software_version)

@@ -5,15 +5,18 @@ Creates each topic with its partition count and replication factor (-1 takes `nu
 (unknown names or bad values get INVALID_CONFIG). validate_only checks without creating. A name listed twice in one
 request fails for both with INVALID_REQUEST, as in Kafka. v5+ answers with the topic's id, partition count, replication
 factor and effective configs.
+Not implemented: explicit replica assignments are checked (INVALID_REPLICA_ASSIGNMENT) and give the partition count
+and replication factor, but a cluster's controller places the replicas itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from kbroker.broker import Broker
+from kbroker.common import KafkaError
+from kbroker.config import BrokerConfig
 from kbroker.handlers.registry import RequestContext, handles
-from kbroker.topics import TopicError
+from kbroker.metadata.image import MetadataImage
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
 from protocol.messages.create_topics_response import (
@@ -23,52 +26,54 @@ from protocol.messages.create_topics_response import (
 )
 
 
-def _resolve(broker: Broker, t: CreatableTopic) -> tuple[int, int, dict[str, str]]:
+def _resolve(
+    config: BrokerConfig, image: MetadataImage, t: CreatableTopic
+) -> tuple[int, int, dict[str, str]]:
     configs: dict[str, str] = {}
     for c in t.configs:
         if c.value is None:
-            raise TopicError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic config: {c.name}")
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic config: {c.name}")
         configs[c.name] = c.value
     if t.assignments:
         if t.num_partitions != -1 or t.replication_factor != -1:
-            raise TopicError(
+            raise KafkaError(
                 ErrorCode.INVALID_REQUEST,
-                "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.",
+                "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                "Both cannot be used at the same time.",
             )
-        live = {b.node_id for b in broker.live_brokers()}
         sizes = {len(a.broker_ids) for a in t.assignments}
         indexes = sorted(a.partition_index for a in t.assignments)
         if indexes != list(range(len(indexes))):
-            raise TopicError(
+            raise KafkaError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                 "Partitions should be a consecutive 0-based integer sequence",
             )
         if len(sizes) != 1:
-            raise TopicError(
+            raise KafkaError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All partitions should have the same number of replicas"
             )
         for a in t.assignments:
-            if len(set(a.broker_ids)) != len(a.broker_ids) or not set(a.broker_ids) <= live:
-                raise TopicError(
+            if len(set(a.broker_ids)) != len(a.broker_ids) or not set(a.broker_ids) <= set(image.brokers):
+                raise KafkaError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                     f"Invalid replica assignment {a.broker_ids} for partition {a.partition_index}",
                 )
         return len(t.assignments), sizes.pop(), configs
-    partitions = broker.default_partitions() if t.num_partitions == -1 else t.num_partitions
-    rf = broker.default_replication_factor() if t.replication_factor == -1 else t.replication_factor
+    partitions = config.num_partitions if t.num_partitions == -1 else t.num_partitions
+    rf = config.default_replication_factor if t.replication_factor == -1 else t.replication_factor
     return partitions, rf, configs
 
 
-def effective_configs(broker: Broker, explicit: dict[str, str]) -> list[CreatableTopicConfigs]:
-    out = []
-    for name, value, source in broker.describe_topic_configs(explicit):
-        out.append(CreatableTopicConfigs(name=name, value=value, read_only=False, config_source=source))
-    return out
+def effective_configs(config: BrokerConfig, explicit: dict[str, str]) -> list[CreatableTopicConfigs]:
+    return [
+        CreatableTopicConfigs(name=name, value=value, read_only=False, config_source=source)
+        for name, value, source in config.describe_topic_configs(explicit)
+    ]
 
 
-@handles(19, 2, 7)
+@handles(CreateTopicsRequest, 2, 7)
 async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsResponse:
-    broker = ctx.broker
+    services = ctx.services
     counts = Counter(t.name for t in req.topics)
     results = []
     for t in req.topics:
@@ -76,23 +81,23 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
         results.append(result)
         if counts[t.name] > 1:
             result.error_code = ErrorCode.INVALID_REQUEST
-            result.error_message = f"Create topics request from client `{ctx.client_id}` contains multiple entries for the following topics: {t.name}"
+            result.error_message = (
+                f"Create topics request from client `{ctx.client_id}` contains multiple entries for the following "
+                f"topics: {t.name}"
+            )
             continue
         try:
-            partitions, rf, configs = _resolve(broker, t)
-            if req.validate_only:
-                broker.check_new_topic(t.name, partitions, rf, configs)
-                topic_id = None
-            else:
-                topic = await broker.create_topic_async(t.name, partitions, rf, configs)
-                topic_id = topic.topic_id
-        except TopicError as exc:
+            partitions, rf, configs = _resolve(services.config, services.metadata.image(), t)
+            topic = await services.topic_admin.create_topic(
+                t.name, partitions, rf, configs, validate_only=req.validate_only
+            )
+        except KafkaError as exc:
             result.error_code = exc.code
             result.error_message = exc.message
             continue
-        if topic_id is not None:
-            result.topic_id = topic_id
+        if not req.validate_only:
+            result.topic_id = topic.topic_id
         result.num_partitions = partitions
         result.replication_factor = rf
-        result.configs = effective_configs(broker, configs)
+        result.configs = effective_configs(services.config, configs)
     return CreateTopicsResponse(topics=results)

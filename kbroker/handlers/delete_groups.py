@@ -12,10 +12,10 @@ from protocol.messages.delete_groups_request import DeleteGroupsRequest
 from protocol.messages.delete_groups_response import DeletableGroupResult, DeleteGroupsResponse
 
 
-@handles(42, 0, 2)
+@handles(DeleteGroupsRequest, 0, 2)
 async def handle(ctx: RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse:
     group_ids = list(dict.fromkeys(req.groups_names))
-    results = await ctx.broker.groups.runtime.delete_groups(group_ids)
+    results = await ctx.services.groups.delete_groups(group_ids)
     return DeleteGroupsResponse(
         results=[DeletableGroupResult(group_id=group_id, error_code=error) for group_id, error in results]
     )

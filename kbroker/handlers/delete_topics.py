@@ -2,24 +2,24 @@
 
 Deletes topics by name (v0-5 `topic_names`, v6 `topics[].name`) or by id (v6). Unknown names get
 UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID; internal topics and a broker with `delete.topic.enable=false`
-get TOPIC_DELETION_DISABLED / INVALID_REQUEST as in Kafka. Partition directories are renamed then removed.
+get INVALID_REQUEST / TOPIC_DELETION_DISABLED as in Kafka. Partition directories are renamed then removed.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
-from kbroker.topics import TopicError
 from protocol.errors import ErrorCode
 from protocol.messages.delete_topics_request import DeleteTopicsRequest
 from protocol.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
 from protocol.primitives import ZERO_UUID
 
 
-@handles(20, 1, 6)
+@handles(DeleteTopicsRequest, 1, 6)
 async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsResponse:
-    broker = ctx.broker
+    services = ctx.services
     wanted: list[tuple[str | None, uuid.UUID]] = []
     if ctx.api_version >= 6:
         wanted = [(t.name, t.topic_id) for t in req.topics]
@@ -29,7 +29,8 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
     for name, topic_id in wanted:
         result = DeletableTopicResult(name=name, error_message=None)
         results.append(result)
-        topic = broker.topics.get(name) if name is not None else broker.topics.by_id.get(topic_id)
+        image = services.metadata.image()
+        topic = image.topics.get(name) if name is not None else image.topics_by_id.get(topic_id)
         if topic is None:
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if name is not None else ErrorCode.UNKNOWN_TOPIC_ID
@@ -39,7 +40,7 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
             continue
         result.name = topic.name
         result.topic_id = topic.topic_id
-        if not broker.config.get_bool("delete.topic.enable"):
+        if not services.config.delete_topic_enable:
             result.error_code = ErrorCode.TOPIC_DELETION_DISABLED
             continue
         if topic.is_internal:
@@ -47,8 +48,8 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
             result.error_message = f"Cannot delete internal topic {topic.name}"
             continue
         try:
-            await broker.delete_topic_async(topic.name)
-        except TopicError as exc:
+            await services.topic_admin.delete_topic(topic.name)
+        except KafkaError as exc:
             result.error_code = exc.code
             result.error_message = exc.message
     return DeleteTopicsResponse(responses=results)

@@ -14,21 +14,23 @@ from protocol.messages.describe_cluster_response import DescribeClusterBroker, D
 BROKERS_ENDPOINT = 1
 
 
-@handles(60, 0, 1)
+@handles(DescribeClusterRequest, 0, 1)
 async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeClusterResponse:
-    broker = ctx.broker
+    image = ctx.services.metadata.image()
     if req.endpoint_type != BROKERS_ENDPOINT:
         return DescribeClusterResponse(
             error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
-            error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
+            error_message=(
+                "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+            ),
             endpoint_type=req.endpoint_type,
         )
     return DescribeClusterResponse(
-        cluster_id=broker.cluster_id,
-        controller_id=broker.controller_id(),
+        cluster_id=image.cluster_id,
+        controller_id=image.controller_id,
         endpoint_type=BROKERS_ENDPOINT,
         brokers=[
             DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
-            for b in broker.live_brokers()
+            for _, b in sorted(image.brokers.items())
         ],
     )

@@ -9,7 +9,16 @@ UNKNOWN_TOPIC_OR_PARTITION; unsupported resource types INVALID_REQUEST.
 
 from __future__ import annotations
 
-from kbroker.config import BROKER_CONFIGS, TOPIC_CONFIG_SYNONYMS
+from collections.abc import Mapping
+
+from kbroker.config import (
+    BROKER_CONFIGS,
+    DEFAULT_CONFIG,
+    STATIC_BROKER_CONFIG,
+    TOPIC_CONFIG_SOURCE,
+    TOPIC_CONFIG_SYNONYMS,
+    BrokerConfig,
+)
 from kbroker.handlers.registry import RequestContext, handles
 from protocol.errors import ErrorCode
 from protocol.messages.describe_configs_request import DescribeConfigsRequest
@@ -23,16 +32,13 @@ from protocol.messages.describe_configs_response import (
 TOPIC = 2
 BROKER = 4
 
-TOPIC_CONFIG_SOURCE = 1
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
-
 _TYPE_CODES = {"boolean": 1, "string": 2, "int": 3, "long": 5, "double": 6, "list": 7}
 
 
-@handles(32, 1, 4)
+@handles(DescribeConfigsRequest, 1, 4)
 async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsResponse:
-    broker = ctx.broker
+    config = ctx.services.config
+    image = ctx.services.metadata.image()
     results = []
     for res in req.resources:
         result = DescribeConfigsResult(
@@ -41,12 +47,12 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
         results.append(result)
         wanted = set(res.configuration_keys) if res.configuration_keys else None
         if res.resource_type == TOPIC:
-            topic = broker.topics.get(res.resource_name)
+            topic = image.topics.get(res.resource_name)
             if topic is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 result.error_message = f"Topic {res.resource_name} does not exist"
                 continue
-            for name, value, source in broker.describe_topic_configs(topic.configs):
+            for name, value, source in config.describe_topic_configs(topic.configs):
                 if wanted is not None and name not in wanted:
                     continue
                 entry = DescribeConfigsResourceResult(
@@ -58,14 +64,14 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
                     config_type=_TYPE_CODES.get(_topic_type(name), 2),
                 )
                 if req.include_synonyms:
-                    entry.synonyms = _topic_synonyms(ctx, name, topic.configs)
+                    entry.synonyms = _topic_synonyms(config, name, topic.configs)
                 result.configs.append(entry)
         elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(broker.node_id)):
+            if res.resource_name not in ("", str(config.node_id)):
                 result.error_code = ErrorCode.INVALID_REQUEST
-                result.error_message = f"broker {res.resource_name} is not this broker ({broker.node_id})"
+                result.error_message = f"broker {res.resource_name} is not this broker ({config.node_id})"
                 continue
-            for name, value, is_default in broker.config.describe():
+            for name, value, is_default in config.describe():
                 if wanted is not None and name not in wanted:
                     continue
                 defn = BROKER_CONFIGS[name]
@@ -91,13 +97,14 @@ def _topic_type(name: str) -> str:
     return BROKER_CONFIGS[broker_name].type if broker_name else "string"
 
 
-def _topic_synonyms(ctx: RequestContext, name: str, explicit: dict[str, str]) -> list[DescribeConfigsSynonym]:
+def _topic_synonyms(
+    config: BrokerConfig, name: str, explicit: Mapping[str, str]
+) -> list[DescribeConfigsSynonym]:
     out = []
     if name in explicit:
         out.append(DescribeConfigsSynonym(name=name, value=explicit[name], source=TOPIC_CONFIG_SOURCE))
     broker_name = TOPIC_CONFIG_SYNONYMS.get(name)
     if broker_name is not None:
-        config = ctx.broker.config
         source = STATIC_BROKER_CONFIG if broker_name in config.explicit else DEFAULT_CONFIG
         value = config.raw(broker_name)
         if value is not None:

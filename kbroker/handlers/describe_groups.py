@@ -17,9 +17,9 @@ from protocol.messages.describe_groups_response import (
 )
 
 
-@handles(15, 0, 5)
+@handles(DescribeGroupsRequest, 0, 5)
 async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGroupsResponse:
-    runtime = ctx.broker.groups.runtime
+    runtime = ctx.services.groups
     groups = []
     for group_id in req.groups:
         d = runtime.describe_group(group_id)

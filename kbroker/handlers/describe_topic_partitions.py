@@ -20,10 +20,10 @@ from protocol.messages.describe_topic_partitions_response import (
 )
 
 
-@handles(75, 0, 0)
+@handles(DescribeTopicPartitionsRequest, 0, 0)
 async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> DescribeTopicPartitionsResponse:
-    broker = ctx.broker
-    names = sorted({t.name for t in req.topics}) if req.topics else sorted(broker.topics.topics)
+    image = ctx.services.metadata.image()
+    names = sorted({t.name for t in req.topics}) if req.topics else sorted(image.topics)
     start_topic, start_partition = "", 0
     if req.cursor is not None:
         start_topic, start_partition = req.cursor.topic_name, req.cursor.partition_index
@@ -32,7 +32,7 @@ async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> De
     for name in names:
         if name < start_topic:
             continue
-        topic = broker.topics.get(name)
+        topic = image.topics.get(name)
         if topic is None:
             response.topics.append(
                 DescribeTopicPartitionsResponseTopic(
@@ -45,20 +45,23 @@ async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> De
             name=name, topic_id=topic.topic_id, is_internal=topic.is_internal
         )
         response.topics.append(tresp)
+        states = image.partitions.get(name, {})
         for p in range(first, topic.num_partitions):
             if budget == 0:
                 response.next_cursor = Cursor(topic_name=name, partition_index=p)
                 return response
-            state = broker.partition_state(name, p)
+            state = states.get(p)
+            leader = image.live_leader(name, p)
+            replicas = list(state.replicas) if state is not None else []
             tresp.partitions.append(
                 DescribeTopicPartitionsResponsePartition(
-                    error_code=ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                    error_code=ErrorCode.NONE if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
                     partition_index=p,
-                    leader_id=state.leader,
-                    leader_epoch=state.leader_epoch,
-                    replica_nodes=list(state.replicas),
-                    isr_nodes=list(state.isr),
-                    offline_replicas=list(state.offline_replicas),
+                    leader_id=leader,
+                    leader_epoch=state.leader_epoch if state is not None else -1,
+                    replica_nodes=replicas,
+                    isr_nodes=list(state.isr) if state is not None else [],
+                    offline_replicas=[r for r in replicas if r not in image.brokers],
                     # The Java Admin streams these lists without a null check, so send empty lists, not null.
                     eligible_leader_replicas=[],
                     last_known_elr=[],

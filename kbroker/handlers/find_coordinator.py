@@ -10,7 +10,7 @@ unknown key type) INVALID_REQUEST. Error messages are ours; on success it is "NO
 
 from __future__ import annotations
 
-from kbroker.coordinator.wiring import CoordinatorLookupError
+from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
@@ -35,8 +35,8 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
         answer.error_message = f"unsupported coordinator key type {key_type}"
         return answer
     try:
-        endpoint = ctx.broker.groups.find_group_coordinator(key)
-    except CoordinatorLookupError as exc:
+        endpoint = ctx.services.coordinators.find_group_coordinator(key)
+    except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message
         return answer
@@ -44,7 +44,7 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
     return answer
 
 
-@handles(10, 0, 6)
+@handles(FindCoordinatorRequest, 0, 6)
 async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
     version = ctx.api_version
     if version >= 4:

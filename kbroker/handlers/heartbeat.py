@@ -12,9 +12,9 @@ from protocol.messages.heartbeat_request import HeartbeatRequest
 from protocol.messages.heartbeat_response import HeartbeatResponse
 
 
-@handles(12, 0, 4)
+@handles(HeartbeatRequest, 0, 4)
 async def handle(ctx: RequestContext, req: HeartbeatRequest) -> HeartbeatResponse:
-    error = await ctx.broker.groups.runtime.heartbeat(
+    error = await ctx.services.groups.heartbeat(
         req.group_id,
         req.member_id,
         req.group_instance_id if ctx.api_version >= 3 else None,

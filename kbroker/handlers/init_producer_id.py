@@ -9,15 +9,20 @@ Not implemented: transactions. A transactional id gets TRANSACTIONAL_ID_AUTHORIZ
 
 from __future__ import annotations
 
+from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
 from protocol.errors import ErrorCode
 from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.init_producer_id_response import InitProducerIdResponse
 
 
-@handles(22, 0, 5)
+@handles(InitProducerIdRequest, 0, 5)
 async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse:
     if req.transactional_id is not None:
         return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    producer_id = await ctx.broker.allocate_producer_id()
+    try:
+        producer_id = await ctx.services.producer_ids.next_producer_id()
+    except KafkaError as exc:
+        # The cluster's producer id counter is in etcd; unreachable, the client retries.
+        return InitProducerIdResponse(error_code=exc.code)
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

@@ -22,7 +22,7 @@ def kafka_client_host(peer: str) -> str:
     return "/" + (host if sep else peer)
 
 
-@handles(11, 0, 9)
+@handles(JoinGroupRequest, 0, 9)
 async def handle(ctx: RequestContext, req: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.api_version
     request = JoinRequest(
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, req: JoinGroupRequest) -> JoinGroupRespons
         api_version=version,
         reason=req.reason if version >= 8 else None,
     )
-    result = await ctx.broker.groups.runtime.join_group(req.group_id, request)
+    result = await ctx.services.groups.join_group(req.group_id, request)
     protocol_name = result.protocol_name
     if protocol_name is None and version < 7:
         protocol_name = ""  # nullable only from v7

@@ -14,9 +14,9 @@ from protocol.messages.leave_group_request import LeaveGroupRequest
 from protocol.messages.leave_group_response import LeaveGroupResponse, MemberResponse
 
 
-@handles(13, 0, 5)
+@handles(LeaveGroupRequest, 0, 5)
 async def handle(ctx: RequestContext, req: LeaveGroupRequest) -> LeaveGroupResponse:
-    runtime = ctx.broker.groups.runtime
+    runtime = ctx.services.groups
     if ctx.api_version < 3:
         result = await runtime.leave_group(req.group_id, [MemberIdentity(req.member_id)])
         return LeaveGroupResponse(error_code=result.error_for_v0_2())

@@ -12,10 +12,10 @@ from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_groups_response import ListedGroup, ListGroupsResponse
 
 
-@handles(16, 0, 5)
+@handles(ListGroupsRequest, 0, 5)
 async def handle(ctx: RequestContext, req: ListGroupsRequest) -> ListGroupsResponse:
     version = ctx.api_version
-    listings = ctx.broker.groups.runtime.list_groups(
+    listings = ctx.services.groups.list_groups(
         req.states_filter if version >= 4 else (), req.types_filter if version >= 5 else ()
     )
     return ListGroupsResponse(

@@ -1,17 +1,24 @@
 """Metadata (3), v0-12.
 
-Brokers (ourselves, or every live broker in a cluster), the cluster id and controller, and for each requested topic
-its partitions with leader, leader epoch, replicas and ISR. Topic ids from v10. A null topic list (v1+), or an empty
-one in v0, means every topic. Unknown topics are created when the request allows it (v4+; always before v4) and
-`auto.create.topics.enable` is true; otherwise they get UNKNOWN_TOPIC_OR_PARTITION with no partitions.
+Brokers (every live broker), the cluster id and controller, and for each requested topic its partitions with leader,
+leader epoch, replicas, ISR and offline replicas. Topic ids from v10. A null topic list (v1+), or an empty one in v0,
+means every topic. Unknown topics are created when the request allows it (v4+; always before v4) and
+`auto.create.topics.enable` is true; otherwise they get UNKNOWN_TOPIC_OR_PARTITION with no partitions. A partition
+whose leader is not a live broker shows leader -1 and LEADER_NOT_AVAILABLE, as in Kafka.
+
+The controller id is the answering node: every node can serve admin requests (they go through the metadata store),
+as KRaft brokers name a live broker rather than the controller. Naming the real controller would send admin clients
+to a node that may have just died, and librdkafka waits for its next metadata refresh to move on. DescribeCluster
+names the real controller.
 Not implemented: authorized operations (no ACLs: reported as "not provided").
 """
 
 from __future__ import annotations
 
-from kbroker.broker import Broker
+from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
-from kbroker.topics import TopicError, TopicMetadata, validate_topic_name
+from kbroker.metadata.image import MetadataImage, TopicMetadata
+from kbroker.metadata.topics import validate_topic_name
 from protocol.errors import ErrorCode
 from protocol.messages.metadata_request import MetadataRequest
 from protocol.messages.metadata_response import (
@@ -23,19 +30,23 @@ from protocol.messages.metadata_response import (
 from protocol.primitives import ZERO_UUID
 
 
-def describe_topic(broker: Broker, topic: TopicMetadata) -> MetadataResponseTopic:
+def describe_topic(image: MetadataImage, topic: TopicMetadata) -> MetadataResponseTopic:
     partitions = []
+    states = image.partitions.get(topic.name, {})
     for p in range(topic.num_partitions):
-        state = broker.partition_state(topic.name, p)
+        state = states.get(p)
+        leader = image.live_leader(topic.name, p)
         partitions.append(
             MetadataResponsePartition(
-                error_code=ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_code=ErrorCode.NONE if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
                 partition_index=p,
-                leader_id=state.leader,
-                leader_epoch=state.leader_epoch,
-                replica_nodes=list(state.replicas),
-                isr_nodes=list(state.isr),
-                offline_replicas=list(state.offline_replicas),
+                leader_id=leader,
+                leader_epoch=state.leader_epoch if state is not None else -1,
+                replica_nodes=list(state.replicas) if state is not None else [],
+                isr_nodes=list(state.isr) if state is not None else [],
+                offline_replicas=[r for r in state.replicas if r not in image.brokers]
+                if state is not None
+                else [],
             )
         )
     return MetadataResponseTopic(
@@ -47,46 +58,40 @@ def describe_topic(broker: Broker, topic: TopicMetadata) -> MetadataResponseTopi
     )
 
 
-def response_brokers(broker: Broker) -> list[MetadataResponseBroker]:
-    return [
-        MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
-        for b in broker.live_brokers()
-    ]
-
-
 async def _lookup_or_create(ctx: RequestContext, name: str, allow_create: bool) -> MetadataResponseTopic:
-    broker = ctx.broker
-    topic = broker.topics.get(name)
+    services = ctx.services
+    topic = services.metadata.image().topics.get(name)
     if topic is not None:
-        return describe_topic(broker, topic)
-    if allow_create and broker.config.get_bool("auto.create.topics.enable"):
-        try:
-            validate_topic_name(name)
-            topic = await broker.create_topic_async(
-                name, broker.default_partitions(), broker.default_replication_factor(), {}
-            )
-            return describe_topic(broker, topic)
-        except TopicError as exc:
-            code = (
-                exc.code if exc.code == ErrorCode.INVALID_TOPIC_EXCEPTION else ErrorCode.LEADER_NOT_AVAILABLE
-            )
-            return MetadataResponseTopic(error_code=code, name=name)
-    return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+        return describe_topic(services.metadata.image(), topic)
+    config = services.config
+    if not (allow_create and config.auto_create_topics_enable):
+        return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+    try:
+        validate_topic_name(name)
+        topic = await services.topic_admin.create_topic(
+            name, config.num_partitions, config.default_replication_factor, {}
+        )
+    except KafkaError as exc:
+        # Kafka answers an auto-creation it could not do with LEADER_NOT_AVAILABLE (the client retries), except for
+        # an illegal name.
+        code = exc.code if exc.code == ErrorCode.INVALID_TOPIC_EXCEPTION else ErrorCode.LEADER_NOT_AVAILABLE
+        return MetadataResponseTopic(error_code=code, name=name)
+    return describe_topic(services.metadata.image(), topic)
 
 
-@handles(3, 0, 12)
+@handles(MetadataRequest, 0, 12)
 async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
-    broker = ctx.broker
     version = ctx.api_version
     allow_create = req.allow_auto_topic_creation if version >= 4 else True
     topics: list[MetadataResponseTopic] = []
     if req.topics is None or (version == 0 and not req.topics):
-        topics = [describe_topic(broker, t) for t in list(broker.topics.topics.values())]
+        image = ctx.services.metadata.image()
+        topics = [describe_topic(image, t) for t in image.topics.values()]
     else:
         for requested in req.topics:
             if requested.name is None:
                 # v10+ may ask by topic id only
-                found = broker.topics.by_id.get(requested.topic_id)
+                found = ctx.services.metadata.image().topics_by_id.get(requested.topic_id)
                 if found is None:
                     topics.append(
                         MetadataResponseTopic(
@@ -94,15 +99,20 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
                         )
                     )
                 else:
-                    topics.append(describe_topic(broker, found))
+                    topics.append(describe_topic(ctx.services.metadata.image(), found))
                 continue
             topics.append(await _lookup_or_create(ctx, requested.name, allow_create))
     for t in topics:
         if t.error_code != ErrorCode.NONE and t.topic_id is None:
             t.topic_id = ZERO_UUID
+    # The image after any auto-creation, so the brokers listed are as current as the topics.
+    image = ctx.services.metadata.image()
     return MetadataResponse(
-        brokers=response_brokers(broker),
-        cluster_id=broker.cluster_id,
-        controller_id=broker.metadata_controller_id(),
+        brokers=[
+            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+            for _, b in sorted(image.brokers.items())
+        ],
+        cluster_id=image.cluster_id,
+        controller_id=ctx.services.config.node_id,
         topics=topics,
     )

@@ -24,17 +24,17 @@ from protocol.messages.offset_commit_response import (
 )
 
 
-@handles(8, 2, 9)
+@handles(OffsetCommitRequest, 2, 9)
 async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
     version = ctx.api_version
-    broker = ctx.broker
+    image = ctx.services.metadata.image()
     # Answers by (topic, request position), filled in below; a topic named twice is answered once, as in Kafka.
     answers: dict[str, list[tuple[int, ErrorCode]]] = {}
     entries: list[OffsetCommitEntry] = []
     unknown: list[tuple[str, int]] = []
     for t in req.topics:
         answers.setdefault(t.name, [])
-        topic = broker.topics.get(t.name)
+        topic = image.topics.get(t.name)
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.num_partitions:
                 unknown.append((t.name, p.partition_index))
@@ -50,7 +50,7 @@ async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitR
             )
     results: tuple[PartitionResult, ...] = ()
     if entries:
-        results = await broker.groups.runtime.commit_offsets(
+        results = await ctx.services.groups.commit_offsets(
             req.group_id,
             req.member_id,
             req.group_instance_id if version >= 7 else None,

@@ -20,22 +20,22 @@ from protocol.messages.offset_delete_response import (
 )
 
 
-@handles(47, 0, 0)
+@handles(OffsetDeleteRequest, 0, 0)
 async def handle(ctx: RequestContext, req: OffsetDeleteRequest) -> OffsetDeleteResponse:
-    broker = ctx.broker
+    image = ctx.services.metadata.image()
     answers: dict[str, list[tuple[int, ErrorCode]]] = {}
     known: dict[str, list[int]] = {}
     unknown: list[tuple[str, int]] = []
     for t in req.topics:
         answers.setdefault(t.name, [])
-        topic = broker.topics.get(t.name)
+        topic = image.topics.get(t.name)
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.num_partitions:
                 unknown.append((t.name, p.partition_index))
             else:
                 known.setdefault(t.name, []).append(p.partition_index)
     # The group is checked even when every partition is unknown, so a missing group is reported as such.
-    result = await broker.groups.runtime.delete_offsets(req.group_id, list(known.items()))
+    result = await ctx.services.groups.delete_offsets(req.group_id, list(known.items()))
     if result.error != ErrorCode.NONE:
         return OffsetDeleteResponse(error_code=result.error)
     partitions: list[PartitionResult] = list(result.partitions)

@@ -45,7 +45,7 @@ def _by_topic(result: OffsetFetchResult) -> dict[str, list[OffsetFetchResponsePa
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: Topics) -> OffsetFetchResponseGroup:
-    result = ctx.broker.groups.runtime.fetch_offsets(group_id, topics)
+    result = ctx.services.groups.fetch_offsets(group_id, topics)
     return OffsetFetchResponseGroup(
         group_id=group_id,
         error_code=result.error,
@@ -56,7 +56,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: Topics) -> OffsetFe
     )
 
 
-@handles(9, 1, 9)
+@handles(OffsetFetchRequest, 1, 9)
 async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
     if version >= 8:

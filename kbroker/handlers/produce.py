@@ -2,116 +2,103 @@
 
 Each partition's records must be exactly one magic-v2 batch with a valid CRC (CORRUPT_MESSAGE) and a consistent
 record count (INVALID_RECORD), no larger than `max.message.bytes` (MESSAGE_TOO_LARGE); zstd needs v7+
-(UNSUPPORTED_COMPRESSION_TYPE). The log assigns offsets, stamps the leader epoch and applies LogAppendTime, and checks
-idempotent producers' sequences (a retried batch among the last five gets its original offsets back).
+(UNSUPPORTED_COMPRESSION_TYPE); acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS); the internal topic
+`__consumer_offsets` is not for clients (INVALID_TOPIC_EXCEPTION). The log assigns offsets, stamps the leader epoch and
+applies LogAppendTime, and checks idempotent producers' sequences (a retried batch among the last five gets its
+original offsets back).
 
 Acknowledgement (docs/durability.md): acks=0 gets no response at all; acks=1 answers once the batch is written to the
-operating system; acks=-1 answers once the batch is fsynced (group commit) and, in a cluster, replicated to every
-in-sync replica. An fsync failure fails the request with KAFKA_STORAGE_ERROR and takes the partition offline.
+operating system; acks=-1 is refused before writing when the ISR is smaller than `min.insync.replicas`
+(NOT_ENOUGH_REPLICAS), and answers once the batch is fsynced here and replicated to every in-sync replica
+(REQUEST_TIMED_OUT after the request's timeout). An fsync failure fails the request with KAFKA_STORAGE_ERROR and
+takes the partition offline.
 Not implemented: transactions (a transactional batch gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, see docs).
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-
-import trio
-
-from kbroker.broker import AppendError, now_ms
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext, handles
+from kbroker.replication.replica_manager import ProduceResult
 from protocol.errors import ErrorCode
 from protocol.messages.produce_request import ProduceRequest
 from protocol.messages.produce_response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatch
 
-log = logging.getLogger(__name__)
-
 ZSTD = 4
+TRANSACTIONS_UNSUPPORTED = "transactions are not supported by kbroker"
 
 
-@dataclass(slots=True)
-class _Pending:
-    response: PartitionProduceResponse
-    topic: str
-    partition: int
-    last_offset: int
-
-
-def _check_batch(records: bytes | memoryview | None, version: int) -> tuple[ErrorCode, str | None]:
+def _check_batch(records: bytes | memoryview | None, version: int) -> KafkaError | None:
     """The checks that depend on the request rather than the log; the log validates the batch itself (framing,
     magic, CRC, record count, size) when it appends."""
     if records is None or len(records) < RECORD_BATCH_OVERHEAD:
-        return ErrorCode.INVALID_RECORD, "a produce request must carry one record batch per partition"
+        return KafkaError(
+            ErrorCode.INVALID_RECORD, "a produce request must carry one record batch per partition"
+        )
     batch = RecordBatch(records)
     if batch.compression == ZSTD and version < 7:
-        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later"
+        return KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
     if batch.is_transactional or batch.is_control:
-        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactions are not supported by kbroker"
-    return ErrorCode.NONE, None
+        return KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
+    return None
 
 
-@handles(0, 3, 11)
-async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | Deferred | None:
-    broker = ctx.broker
-    version = ctx.api_version
+def _answer(response: PartitionProduceResponse, result: ProduceResult) -> None:
+    if result.error is not None:
+        response.error_code = result.error.code
+        response.error_message = result.error.message
+        response.base_offset = -1
+        return
+    assert result.info is not None
+    response.error_code = ErrorCode.NONE
+    response.base_offset = result.info.base_offset
+    response.log_append_time_ms = result.info.log_append_time
+    response.log_start_offset = result.info.log_start_offset
+
+
+@handles(ProduceRequest, 3, 11)
+async def handle(
+    ctx: RequestContext, req: ProduceRequest
+) -> ProduceResponse | Deferred[ProduceResponse] | None:
+    services = ctx.services
+    image = services.metadata.image()
     responses: list[TopicProduceResponse] = []
-    pending: list[_Pending] = []
-    bad_acks = req.acks not in (-1, 0, 1)
-    now = now_ms()
+    entries: list[tuple[TopicPartition, bytearray]] = []
+    answered: list[PartitionProduceResponse] = []
     for topic_data in req.topic_data:
-        topic_resp = TopicProduceResponse(name=topic_data.name)
-        responses.append(topic_resp)
-        topic = broker.topics.get(topic_data.name)
-        for pdata in topic_data.partition_data:
-            presp = PartitionProduceResponse(index=pdata.index, base_offset=-1)
-            topic_resp.partition_responses.append(presp)
-            if bad_acks:
-                presp.error_code = ErrorCode.INVALID_REQUIRED_ACKS
+        topic_response = TopicProduceResponse(name=topic_data.name)
+        responses.append(topic_response)
+        for data in topic_data.partition_data:
+            response = PartitionProduceResponse(index=data.index, base_offset=-1)
+            topic_response.partition_responses.append(response)
+            if req.acks not in (-1, 0, 1):
+                error: KafkaError | None = KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
+            elif req.transactional_id is not None:
+                error = KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
+            elif not image.has_partition(topic_data.name, data.index):
+                # As Kafka: an unknown topic-partition is answered before its records are looked at.
+                error = KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            else:
+                error = _check_batch(data.records, ctx.api_version)
+            if error is not None:
+                response.error_code, response.error_message = error.code, error.message
                 continue
-            if req.transactional_id is not None:
-                presp.error_code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                presp.error_message = "transactions are not supported by kbroker"
-                continue
-            if topic is None or not 0 <= pdata.index < topic.num_partitions:
-                presp.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            if topic.is_internal:
-                presp.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
-                presp.error_message = f"cannot produce to the internal topic {topic.name}"
-                continue
-            code, message = _check_batch(pdata.records, version)
-            if code != ErrorCode.NONE:
-                presp.error_code = code
-                presp.error_message = message
-                continue
-            assert pdata.records is not None
-            try:
-                info = broker.append_records(topic.name, pdata.index, bytearray(pdata.records), req.acks, now)
-            except AppendError as exc:
-                presp.error_code = exc.code
-                presp.error_message = exc.message
-                continue
-            presp.base_offset = info.base_offset
-            presp.log_append_time_ms = info.log_append_time
-            presp.log_start_offset = info.log_start_offset
-            # A duplicate (an idempotent retry) waits too: its first attempt may still be waiting for its fsync.
-            pending.append(_Pending(presp, topic.name, pdata.index, info.last_offset))
+            assert data.records is not None
+            entries.append((TopicPartition(topic_data.name, data.index), bytearray(data.records)))
+            answered.append(response)
 
-    if req.acks == -1 and pending:
+    now = services.clock.now_ms()
+    results = services.replicas.append_records(entries, required_acks=req.acks, now_ms=now)
+    for response, result in zip(answered, results, strict=True):
+        _answer(response, result)
 
-        async def wait_one(p: _Pending) -> None:
-            try:
-                await broker.wait_acks_all(p.topic, p.partition, p.last_offset, req.timeout_ms)
-            except AppendError as exc:
-                p.response.error_code = exc.code
-                p.response.error_message = exc.message
-                p.response.base_offset = -1
+    if req.acks == -1 and results:
 
         async def acknowledged() -> ProduceResponse:
-            async with trio.open_nursery() as nursery:
-                for p in pending:
-                    nursery.start_soon(wait_one, p)
+            await services.replicas.wait_for_acks(results, req.timeout_ms)
+            for response, result in zip(answered, results, strict=True):
+                _answer(response, result)
             return ProduceResponse(responses=responses)
 
         # The batches are appended (in request order) already; only the acknowledgement waits.

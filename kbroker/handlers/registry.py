@@ -1,23 +1,30 @@
-"""The handler registry: each API module registers the versions it implements; ApiVersions is built from this.
+"""The handler contract: each API module registers the versions it implements; ApiVersions is built from this.
 
-Advertised ranges follow issue 2: Kafka 3.9's maximum and Kafka 4.0's minimum (KIP-896), except where a stock client
-needs older versions (the group APIs keep 0 for kcat). Because the advertised set is read from here, it can never
-drift from what is implemented.
+    @handles(ProduceRequest, 3, 11)
+    async def handle(ctx: RequestContext, req: ProduceRequest) -> ProduceResponse | Deferred[ProduceResponse] | None:
+
+The API key comes from the request class's schema. A handler gets the decoded request and a `RequestContext`: who asks
+(client id, address, connection, listener, principal) and the broker's services, each behind a narrow interface
+(kbroker/handlers/services.py); a handler never sees the broker's internals, the server or the connection.
+
+Advertised ranges are Kafka 3.9's maximum and Kafka 4.0's minimum (KIP-896), except where a stock client needs older
+versions (the group APIs keep 0 for kcat). Because the advertised set is read from here, it can never drift from what
+is implemented.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
-from protocol.messages import REQUESTS, RESPONSES, SCHEMAS
+from kbroker.handlers.services import BrokerServices
+from protocol.messages import SCHEMAS, ApiKey
 from protocol.schema import MessageSchema
 
-if TYPE_CHECKING:
-    from kbroker.broker import Broker
-
-HandlerFn = Callable[["RequestContext", Any], Awaitable[Any]]
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+Resp_co = TypeVar("Resp_co", covariant=True)
 
 
 class CloseConnection(Exception):
@@ -25,7 +32,7 @@ class CloseConnection(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Deferred:
+class Deferred(Generic[Resp_co]):
     """A response that is ready only later (a produce with acks=-1 waits for fsync and replication).
 
     The connection goes on reading and handling the requests behind it meanwhile, so that many acks=-1 batches
@@ -33,44 +40,53 @@ class Deferred:
     order. `wait()` returns the response message.
     """
 
-    wait: Callable[[], Awaitable[Any]]
+    wait: Callable[[], Awaitable[Resp_co]]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RequestContext:
-    broker: Broker
-    api_key: int
+    services: BrokerServices
+    api_key: ApiKey
     api_version: int
     correlation_id: int
     client_id: str | None
     client_host: str
     connection_id: int
+    listener: str = "PLAINTEXT"
+    principal: str = "User:ANONYMOUS"
+    """Who is asking. Every connection is anonymous until authentication exists."""
+
+
+HandlerFn = Callable[[RequestContext, Req], Awaitable[Resp | Deferred[Resp] | None]]
 
 
 @dataclass(frozen=True, slots=True)
-class Handler:
-    api_key: int
+class Handler(Generic[Req, Resp]):
+    api_key: ApiKey
     min_version: int
     max_version: int
-    fn: HandlerFn
+    fn: HandlerFn[Req, Resp]
     request_schema: MessageSchema
-    response_cls: type
 
 
-HANDLERS: dict[int, Handler] = {}
+HANDLERS: dict[ApiKey, Handler[Any, Any]] = {}
 
 
-def handles(api_key: int, min_version: int, max_version: int) -> Callable[[HandlerFn], HandlerFn]:
-    """Register `fn` as the handler of `api_key` for versions min..max (inclusive)."""
+def handles(
+    request_cls: type[Req], min_version: int, max_version: int
+) -> Callable[[HandlerFn[Req, Resp]], HandlerFn[Req, Resp]]:
+    """Register `fn` as the handler of `request_cls`'s API for versions min..max (inclusive)."""
+    schema = SCHEMAS[request_cls]
+    api_key = ApiKey(schema.api_key)
+    if schema.kind != "request":
+        raise RuntimeError(f"{request_cls.__name__} is not a request")
+    if min_version not in schema.valid or max_version not in schema.valid:
+        raise RuntimeError(f"{api_key.name}: {min_version}-{max_version} outside the spec's versions")
 
-    def register(fn: HandlerFn) -> HandlerFn:
+    def register(fn: HandlerFn[Req, Resp]) -> HandlerFn[Req, Resp]:
         if api_key in HANDLERS:
-            raise RuntimeError(f"API {api_key} registered twice")
-        req_cls = REQUESTS[api_key]
-        schema = SCHEMAS[req_cls]
-        if min_version not in schema.valid or max_version not in schema.valid:
-            raise RuntimeError(f"API {api_key}: {min_version}-{max_version} outside the spec's versions")
-        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn, schema, RESPONSES[api_key])
+            raise RuntimeError(f"{api_key.name} registered twice")
+        HANDLERS[api_key] = Handler(api_key, min_version, max_version, fn, schema)
         return fn
 
     return register

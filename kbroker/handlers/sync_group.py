@@ -15,7 +15,7 @@ from protocol.messages.sync_group_request import SyncGroupRequest
 from protocol.messages.sync_group_response import SyncGroupResponse
 
 
-@handles(14, 0, 5)
+@handles(SyncGroupRequest, 0, 5)
 async def handle(ctx: RequestContext, req: SyncGroupRequest) -> SyncGroupResponse:
     version = ctx.api_version
     if version >= 5 and (req.protocol_type is None or req.protocol_name is None):
@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, req: SyncGroupRequest) -> SyncGroupRespons
         # Copies: the decoded assignments are views into the request frame, and the group keeps them.
         assignments=tuple((a.member_id, bytes(a.assignment)) for a in req.assignments),
     )
-    result = await ctx.broker.groups.runtime.sync_group(req.group_id, request)
+    result = await ctx.services.groups.sync_group(req.group_id, request)
     return SyncGroupResponse(
         error_code=result.error,
         protocol_type=result.protocol_type,

@@ -52,8 +52,10 @@ import trio
 
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory, replace_file
-from kbroker.log.partition_log import CLEANER_GAPS_FILE, CleanedGroup, PartitionLog, read_offset_file
+from kbroker.log.loader import CLEANER_GAPS_FILE, read_offset_file
+from kbroker.log.partition_log import PartitionLog
 from kbroker.log.segment import CLEANED_SUFFIX, LogSegment, scan_batches
+from kbroker.log.segment_swap import CleanedGroup
 from protocol.records import (
     INT32_MAX,
     LAST_OFFSET_DELTA_OFFSET,
@@ -455,10 +457,6 @@ def clean_log(
     return cleaned.stats
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class LogCleaner:
     """The background task: clean the dirtiest eligible log, again and again; sleep `backoff_ms` when none is.
 
@@ -471,7 +469,7 @@ class LogCleaner:
         *,
         backoff_ms: int,
         max_map_keys: int = DEFAULT_MAX_MAP_KEYS,
-        clock: Callable[[], int] = _now_ms,
+        clock: Callable[[], int],
     ) -> None:
         self._logs = logs
         self.backoff_ms = backoff_ms
@@ -496,7 +494,7 @@ class LogCleaner:
         best: PartitionLog | None = None
         best_ratio = -1.0
         for log in self._logs:
-            if self._failed_until.get(log, 0) > now_ms:
+            if not log.configured or self._failed_until.get(log, 0) > now_ms:
                 continue
             state = dirty_state(log, now_ms)
             if state is None or state.ratio < log.config.min_cleanable_dirty_ratio:
@@ -514,7 +512,7 @@ class LogCleaner:
         try:
             return await self.clean(log, now)
         except Exception:
-            # A disk error (OSError; LogError if it struck during the swap, which takes the log offline) or a log
+            # A disk error (OSError; KafkaError if it struck during the swap, which takes the log offline) or a log
             # the cleaner cannot make sense of: never a reason to stop the broker or to starve the other logs.
             logger.exception("%s: cleaning failed; retrying in %d ms", log.name, FAILURE_BACKOFF_MS)
             self._failed_until[log] = now + FAILURE_BACKOFF_MS

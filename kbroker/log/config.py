@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kbroker.common import ConfigError
+
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
@@ -19,10 +21,6 @@ CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
 CLEANUP_DELETE = "delete"
 CLEANUP_COMPACT = "compact"
-
-
-class ConfigError(ValueError):
-    """A topic config value is malformed or out of range; handlers answer INVALID_CONFIG (40)."""
 
 
 @dataclass(frozen=True, slots=True)

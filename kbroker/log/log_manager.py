@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from kbroker.common import TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory
 from kbroker.log.partition_log import PartitionLog
@@ -25,16 +25,16 @@ DELETE_SUFFIX = "-delete"
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 24 * 3600 * 1000
 
 
-def partition_dir_name(topic: str, partition: int) -> str:
-    return f"{topic}-{partition}"
+def partition_dir_name(tp: TopicPartition) -> str:
+    return str(tp)
 
 
-def parse_partition_dir_name(name: str) -> tuple[str, int] | None:
-    """(topic, partition) of a partition directory name; topics may contain '-', the partition is after the last."""
+def parse_partition_dir_name(name: str) -> TopicPartition | None:
+    """The topic-partition of a partition directory name; topics may contain '-', the partition is after the last."""
     topic, dash, partition = name.rpartition("-")
     if not dash or not topic or not partition.isdigit():
         return None
-    return topic, int(partition)
+    return TopicPartition(topic, int(partition))
 
 
 class LogManager:
@@ -43,18 +43,19 @@ class LogManager:
         data_dir: Path,
         default_config: LogConfig,
         topic_configs: Mapping[str, LogConfig] | None = None,
-        now_ms: int | None = None,
+        *,
+        now_ms: int,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         """Open (and recover) every partition directory under data_dir, with its topic's config from
-        topic_configs, or default_config.
+        topic_configs; the logs of other topics recover with default_config and stay unconfigured (see
+        PartitionLog.configured) until their owner sets their config.
         """
         self.data_dir = data_dir
         self.default_config = default_config
         self.producer_id_expiration_ms = producer_id_expiration_ms
-        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._logs: dict[TopicPartition, PartitionLog] = {}
         data_dir.mkdir(parents=True, exist_ok=True)
-        now = _now_ms() if now_ms is None else now_ms
         configs = topic_configs or {}
         for name in sorted(os.listdir(data_dir)):
             path = data_dir / name
@@ -63,46 +64,39 @@ class LogManager:
             if name.endswith(DELETE_SUFFIX):
                 shutil.rmtree(path, ignore_errors=True)
                 continue
-            parsed = parse_partition_dir_name(name)
-            if parsed is None:
+            tp = parse_partition_dir_name(name)
+            if tp is None:
                 continue
-            self._logs[parsed] = PartitionLog.open(path, configs.get(parsed[0], default_config), now)
+            config = configs.get(tp.topic)
+            log = PartitionLog.open(path, config or default_config, now_ms)
+            log.topic_partition = tp
+            log.configured = config is not None
+            self._logs[tp] = log
 
-    def get(self, topic: str, partition: int) -> PartitionLog | None:
-        return self._logs.get((topic, partition))
+    def get(self, tp: TopicPartition) -> PartitionLog | None:
+        return self._logs.get(tp)
 
     def __iter__(self) -> Iterator[PartitionLog]:
         return iter(list(self._logs.values()))
 
-    def partitions(self) -> list[tuple[str, int]]:
+    def partitions(self) -> list[TopicPartition]:
         return sorted(self._logs)
 
-    def create(
-        self, topic: str, partition: int, config: LogConfig, now_ms: int | None = None
-    ) -> PartitionLog:
+    def create(self, tp: TopicPartition, config: LogConfig, now_ms: int) -> PartitionLog:
         """Open the partition's log, creating its directory; an existing log is returned as it is."""
-        existing = self._logs.get((topic, partition))
+        existing = self._logs.get(tp)
         if existing is not None:
             return existing
-        log = PartitionLog.open(
-            self.data_dir / partition_dir_name(topic, partition),
-            config,
-            _now_ms() if now_ms is None else now_ms,
-        )
+        log = PartitionLog.open(self.data_dir / partition_dir_name(tp), config, now_ms)
+        log.topic_partition = tp
         # The new directory entry must survive a crash, or the partition would vanish with the data written to it.
         fsync_directory(self.data_dir)
-        self._logs[(topic, partition)] = log
+        self._logs[tp] = log
         return log
 
-    def update_config(self, topic: str, config: LogConfig) -> None:
-        """New topic configs (AlterConfigs) apply from the next append, roll and retention pass."""
-        for (log_topic, _), log in self._logs.items():
-            if log_topic == topic:
-                log.config = config
-
-    def delete(self, topic: str, partition: int) -> bool:
+    def delete(self, tp: TopicPartition) -> bool:
         """Close and delete the partition's log; returns whether it existed."""
-        log = self._logs.pop((topic, partition), None)
+        log = self._logs.pop(tp, None)
         if log is None:
             return False
         log.close(clean=False)
@@ -116,6 +110,8 @@ class LogManager:
         """Apply retention to every log and forget idle producers; returns the number of segments deleted."""
         deleted = 0
         for log in self:
+            if not log.configured:
+                continue
             deleted += log.apply_retention(now_ms)
             log.producer_state.remove_expired(now_ms, self.producer_id_expiration_ms)
         return deleted
@@ -124,7 +120,3 @@ class LogManager:
         for log in self:
             log.close()
         self._logs.clear()
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

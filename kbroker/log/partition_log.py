@@ -1,13 +1,14 @@
-"""The log of one partition: a directory `<topic>-<partition>` of segments, recovered on open.
+"""The log of one partition: a directory `<topic>-<partition>` of segments.
 
 Plain synchronous code, called from the trio thread: every method runs to completion without another task
 interleaving, so no locks are needed around log state. The one exception is the fsync work of a flush, which the
 group committer runs in a worker thread on a `FlushPlan` (duplicated file descriptors and sealed segments); see
-`begin_flush`.
+`begin_flush`. Opening and recovery are kbroker/log/loader.py; the log cleaner's segment swap protocol is
+kbroker/log/segment_swap.py.
 
 Offsets: `log_start_offset` is the first offset a consumer may read, `log_end_offset` the next offset to assign,
-`high_watermark` the end of what consumers may see (set by the broker once a write is acknowledged as the durability
-policy says), `recovery_point` the end of what is fsynced.
+`high_watermark` the end of what consumers may see (set by the partition: kbroker/replication/partition.py),
+`recovery_point` the end of what is fsynced.
 
 Reads return bytes read with os.pread (not sendfile): simple, and fetch responses are built in memory anyway.
 Reads run on the calling thread, so a page-cache miss blocks it for one disk read.
@@ -18,35 +19,23 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
-from kbroker.log.errors import LogError
 from kbroker.log.files import fsync_directory, replace_file
-from kbroker.log.leader_epoch import CHECKPOINT_FILE as LEADER_EPOCH_CHECKPOINT
 from kbroker.log.leader_epoch import LeaderEpochCache
+from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, LOG_START_OFFSET_FILE, load_segments
 from kbroker.log.producer_state import (
     ProducerStateManager,
     delete_snapshots_above,
     load_latest_snapshot,
     write_snapshot,
 )
-from kbroker.log.segment import (
-    CLEANED_SUFFIX,
-    DELETED_SUFFIX,
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    LogSegment,
-    parse_swap_file_name,
-    scan_batches,
-    segment_file_name,
-    swap_file_name,
-)
+from kbroker.log.segment import LogSegment, scan_batches
+from kbroker.log.segment_swap import CleanedGroup, SegmentSwap
 from protocol.errors import ErrorCode
 from protocol.records import (
     RECORD_BATCH_OVERHEAD,
@@ -58,15 +47,6 @@ from protocol.records import (
 )
 
 logger = logging.getLogger(__name__)
-
-LOG_START_OFFSET_FILE = "log-start-offset"
-# The log cleaner's first dirty offset: everything before it holds at most one record per key. Written without
-# fsync (a lost or older value only makes the next cleaning redo work); a truncation below it removes it durably.
-CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
-# Below this offset the cleaner may have removed the last batches of a segment, so a segment may end before the
-# next one begins. Recovery accepts such gaps only below it; it is fsynced before any cleaned segment is committed.
-CLEANER_GAPS_FILE = "cleaner-gaps-below"
-_SEGMENT_NAME_LENGTH = 20
 
 Buffer = bytes | bytearray | memoryview
 
@@ -84,65 +64,6 @@ class AppendInfo:
     log_append_time: int  # -1 unless the topic uses LogAppendTime
     log_start_offset: int
     duplicate: bool = False
-
-
-@dataclass(slots=True)
-class CleanedGroup:
-    """A cleaned segment (written, sealed and fsynced by the log cleaner in `<base>.log.cleaned`) and the
-    consecutive sealed segments it replaces, with the generation each had when the cleaner read it. `end_offset`
-    is the base offset of the segment after the last replaced one.
-    """
-
-    old: list[LogSegment]
-    generations: list[int]
-    new: LogSegment
-    end_offset: int
-
-
-@dataclass(slots=True)
-class SegmentSwap:
-    """The file work of swapping cleaned segments in, captured by `PartitionLog.begin_segment_swap`.
-
-    `execute` may run in a worker thread (its directory fsyncs can take long under load): it only renames and
-    removes files, by path, of segments the log has pinned. On disk: every `<base>.log.cleaned` is renamed
-    `<base>-<end>.log.swap` and the directory fsynced: once no `.cleaned` file is left, the swap is committed and
-    recovery finishes it; while one is, recovery deletes the swap files instead. (The cleaner made sure, durably,
-    that the directory held no other `.cleaned` file.) Then the old segments are renamed `.deleted` and their index
-    files removed, and the directory fsynced again (so a crash can never leave a cleaned segment next to an old one
-    it replaces); finally each swap file becomes `<base>.log` and the directory is fsynced a third time (so no swap
-    file can outlive this call on disk, where the next cleaning's `.cleaned` files would make it look
-    uncommitted). So a crash at any point recovers either all the old segments or all the cleaned ones.
-    """
-
-    directory: Path
-    groups: list[CleanedGroup]
-    cleaner_checkpoint: int
-    done: threading.Event = field(default_factory=threading.Event)
-    completed: bool = False
-    error: OSError | None = None
-    installed: bool = False
-    doomed: list[Path] = field(default_factory=list)
-
-    def execute(self) -> None:
-        """The renames and fsyncs. Never raises OSError: `end_segment_swap` reports it."""
-        try:
-            swaps = []
-            for group in self.groups:
-                swap = self.directory / swap_file_name(group.new.base_offset, group.end_offset)
-                os.rename(group.new.cleaned_path, swap)
-                swaps.append(swap)
-            fsync_directory(self.directory)
-            for group in self.groups:
-                self.doomed.extend(segment.retire_files() for segment in group.old)
-            fsync_directory(self.directory)
-            for group, swap in zip(self.groups, swaps, strict=True):
-                os.rename(swap, group.new.log_path)
-            fsync_directory(self.directory)
-            self.completed = True
-        except OSError as e:
-            self.error = e
-        finally:
-            self.done.set()
 
 
 @dataclass(slots=True)
@@ -190,6 +111,11 @@ class PartitionLog:
     ) -> None:
         self.directory = directory
         self.config = config
+        self.topic_partition: TopicPartition | None = None
+        """Set by the LogManager for the logs it manages."""
+        self.configured = True
+        """False while `config` is only a stand-in (a log recovered before its topic's configs are known): retention
+        and the cleaner leave the log alone until they are."""
         self._segments = segments
         self._log_start_offset = log_start_offset
         self._log_end_offset = segments[-1].next_offset
@@ -213,46 +139,16 @@ class PartitionLog:
 
     @classmethod
     def open(cls, directory: Path, config: LogConfig, now_ms: int) -> PartitionLog:
-        """Open (creating if needed) and recover the log in `directory`.
-
-        Segments with index files were sealed after an fsync and are trusted; every other segment is checked batch
-        by batch (length, magic, CRC, increasing offsets) and cut after its longest valid prefix. If a segment
-        other than the last is cut, the segments after it are deleted: their data would follow a gap.
-        """
-        directory.mkdir(parents=True, exist_ok=True)
-        segments, recovered = _recover_segments(directory, config, now_ms)
-        log_start_offset = max(segments[0].base_offset, _read_log_start_offset(directory))
-        try:
-            leader_epoch_cache = LeaderEpochCache(directory)
-            rebuild_leader_epochs = False
-        except ValueError:
-            logger.warning(
-                "%s: rebuilding the leader epoch cache from the log", directory.name, exc_info=True
-            )
-            (directory / LEADER_EPOCH_CHECKPOINT).unlink()
-            leader_epoch_cache = LeaderEpochCache(directory)
-            rebuild_leader_epochs = True
-        log = cls(
-            directory, config, segments, min(log_start_offset, segments[-1].next_offset), leader_epoch_cache
-        )
-        log._cleaner_checkpoint = read_offset_file(directory / CLEANER_CHECKPOINT_FILE, 0)
-        active = segments[-1]
-        if active.sealed:
-            # Clean shutdown: the active segment's index files describe it as closed; it grows again from now on,
-            # so they must go before the first append (and durably, or a crash would make them look current).
-            active.remove_index_files()
-        # Make what recovery kept durable before trusting it: from here on recovery_point == log_end_offset.
-        for segment in recovered:
-            os.fsync(segment.fd)
-            if segment is not active:
-                segment.seal()
-                segment.persist_indexes(segment.generation)
-        fsync_directory(directory)
-        if rebuild_leader_epochs:
+        """Open (creating if needed) and recover the log in `directory` (see kbroker/log/loader.py)."""
+        loaded = load_segments(directory, config, now_ms)
+        log = cls(directory, config, loaded.segments, loaded.log_start_offset, loaded.leader_epoch_cache)
+        log._cleaner_checkpoint = loaded.cleaner_checkpoint
+        cache = loaded.leader_epoch_cache
+        if loaded.rebuild_leader_epochs:
             for _, _, header in log._headers_from(log.log_start_offset):
-                leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
-        leader_epoch_cache.truncate_from_end(log.log_end_offset)
-        leader_epoch_cache.truncate_from_start(log.log_start_offset)
+                cache.assign(header.partition_leader_epoch, header.base_offset)
+        cache.truncate_from_end(log.log_end_offset)
+        cache.truncate_from_start(log.log_start_offset)
         log._load_producer_state()
         return log
 
@@ -326,20 +222,20 @@ class PartitionLog:
 
     def _check_usable(self) -> None:
         if self.offline:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.KAFKA_STORAGE_ERROR, f"the log of {self.name} is offline after a disk error"
             )
         if self.closed:
-            raise LogError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"the log of {self.name} is closed")
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"the log of {self.name} is closed")
 
-    def _go_offline(self, error: BaseException) -> LogError:
+    def _go_offline(self, error: BaseException) -> KafkaError:
         """A write or fsync failed: whatever the kernel did with the data is unknown, so stop using this log (a
         later fsync could succeed without the lost pages; never retry and acknowledge).
         """
         if not self.offline:
             logger.error("%s: disk error, taking the log offline: %s", self.name, error)
         self.offline = True
-        return LogError(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error on {self.name}: {error}")
+        return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error on {self.name}: {error}")
 
     def append_as_leader(self, records: Buffer, leader_epoch: int, now_ms: int) -> AppendInfo:
         """Append the `records` of one partition of a Produce request: exactly one batch.
@@ -347,27 +243,27 @@ class PartitionLog:
         Validates it (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), applies the
         idempotent producer rules (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, or a duplicate answered with
         its original offsets), assigns offsets, stamps `leader_epoch` and, for LogAppendTime topics, `now_ms`, and
-        writes the batch (no fsync). Raises LogError. A bytearray is modified in place; anything else is copied.
+        writes the batch (no fsync). Raises KafkaError. A bytearray is modified in place; anything else is copied.
         Work is per batch, never per record (except for compacted topics, which need every record's key).
         """
         self._check_usable()
         buf = records if isinstance(records, bytearray) else bytearray(records)
         batch = RecordBatch(buf)
         if len(buf) < RECORD_BATCH_OVERHEAD or batch.size != len(buf):
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.INVALID_RECORD,
                 "a produce request must carry exactly one record batch per partition",
             )
         problem = validate_batch(batch)
         if problem is not None:
-            raise LogError(problem.code, problem.message)
+            raise KafkaError(problem.code, problem.message)
         if len(buf) > self.config.max_message_bytes:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.MESSAGE_TOO_LARGE,
                 f"record batch of {len(buf)} bytes exceeds max.message.bytes {self.config.max_message_bytes}",
             )
         if len(buf) > self.config.segment_bytes:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.RECORD_LIST_TOO_LARGE,
                 f"record batch of {len(buf)} bytes exceeds segment.bytes {self.config.segment_bytes}",
             )
@@ -403,11 +299,11 @@ class PartitionLog:
         first_offset = last_offset = -1
         for batch in iter_batches(records):
             if batch.magic != 2 or not batch.verify_crc():
-                raise LogError(
+                raise KafkaError(
                     ErrorCode.CORRUPT_MESSAGE, f"corrupt batch at offset {batch.base_offset} from the leader"
                 )
             if batch.base_offset < self._log_end_offset:
-                raise LogError(
+                raise KafkaError(
                     ErrorCode.UNKNOWN_SERVER_ERROR,
                     f"batch at offset {batch.base_offset} is below the log end offset {self._log_end_offset}",
                 )
@@ -485,10 +381,13 @@ class PartitionLog:
     def _segment_index(self, offset: int) -> int:
         return max(bisect.bisect_right(self._segments, offset, key=lambda s: s.base_offset) - 1, 0)
 
-    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
-        """Whole batches starting with the one that contains fetch_offset: at least one even if it is larger than
-        max_bytes (Kafka's rule, so a consumer can always make progress), then as many as fit in max_bytes, none
-        with offsets at or above max_offset (default: the high watermark). Reads one segment at most.
+    def read(
+        self, fetch_offset: int, max_bytes: int, max_offset: int | None = None, *, min_one_batch: bool = True
+    ) -> bytes:
+        """Whole batches starting with the one that contains fetch_offset, as many as fit in max_bytes, none with
+        offsets at or above max_offset (default: the high watermark). With `min_one_batch` the first batch comes
+        even if it is larger than max_bytes (KIP-74: the first partition of a fetch response, so a consumer can
+        always make progress). Reads one segment at most.
 
         OFFSET_OUT_OF_RANGE below the log start offset or above the log end offset; empty bytes at/above max_offset.
         """
@@ -496,7 +395,7 @@ class PartitionLog:
         if max_offset is None:
             max_offset = self.high_watermark
         if fetch_offset < self._log_start_offset or fetch_offset > self._log_end_offset:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE,
                 f"offset {fetch_offset} is outside [{self._log_start_offset}, {self._log_end_offset}] of {self.name}",
             )
@@ -508,8 +407,29 @@ class PartitionLog:
             found = segment.find_batch(fetch_offset)
             if found is not None:
                 position, header = found
-                return segment.read(position, header.size, max_bytes, max_offset)
+                return segment.read(position, header.size, max_bytes, max_offset, min_one_batch=min_one_batch)
         return b""
+
+    def bytes_available(self, fetch_offset: int, max_offset: int) -> int:
+        """How many bytes of whole batches lie between fetch_offset and max_offset (exclusive), from the segments'
+        sizes and indexes, without reading data: what a parked fetch compares with its min_bytes."""
+        if self.offline or self.closed or fetch_offset >= max_offset or fetch_offset < self._log_start_offset:
+            return 0
+        total = 0
+        for segment in self._segments[self._segment_index(fetch_offset) :]:
+            if segment.base_offset >= max_offset:
+                break
+            begin = 0
+            if segment.base_offset < fetch_offset:
+                start = segment.find_batch(fetch_offset)
+                begin = start[0] if start is not None else segment.size
+            if segment.next_offset <= max_offset:
+                end = segment.size
+            else:
+                stop = segment.find_batch(max_offset)
+                end = stop[0] if stop is not None else segment.size
+            total += max(end - begin, 0)
+        return total
 
     def offset_for_timestamp(self, timestamp: int, max_offset: int | None = None) -> tuple[int, int] | None:
         """ListOffsets by time: (offset, timestamp) of the first record at or after log start whose timestamp is
@@ -614,12 +534,13 @@ class PartitionLog:
         try:
             self._truncations += 1
             self._lower_cleaner_checkpoint(offset)
+            # An empty segment's creation time matters to nothing (its first append sets its times); the last known
+            # modification time spares this method a clock.
+            last_modified_ms = self._segments[-1].last_modified_ms if self._segments else 0
             while self._segments:
                 self._forget_segment(self._segments.pop())
             self._segments.append(
-                LogSegment.create(
-                    self.directory, offset, self.config.index_interval_bytes, int(time.time() * 1000)
-                )
+                LogSegment.create(self.directory, offset, self.config.index_interval_bytes, last_modified_ms)
             )
             delete_snapshots_above(self.directory, -1)
             self._write_log_start_offset(offset)
@@ -681,7 +602,7 @@ class PartitionLog:
         """
         self._check_usable()
         if offset > self.high_watermark:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE,
                 f"cannot move the log start offset of {self.name} to {offset}, above the high watermark "
                 f"{self.high_watermark}",
@@ -752,7 +673,7 @@ class PartitionLog:
 
     def end_segment_swap(self, swap: SegmentSwap) -> list[Path]:
         """Install the cleaned segments after `swap.execute` (trio thread; a second call does nothing). Returns the
-        `.deleted` files of the old segments, for the caller to unlink off the event loop. Raises LogError, taking
+        `.deleted` files of the old segments, for the caller to unlink off the event loop. Raises KafkaError, taking
         the log offline, if the file work failed: memory and disk may then disagree, and only a restart (whose
         recovery finishes or undoes the swap) knows which segments are current.
 
@@ -830,12 +751,12 @@ class PartitionLog:
         self._unflushed_sealed = [s for s in self._unflushed_sealed if id(s) not in done]
         self._directory_changes_flushed = max(self._directory_changes_flushed, plan.directory_changes)
 
-    def fail_flush(self, error: BaseException) -> LogError:
+    def fail_flush(self, error: BaseException) -> KafkaError:
         """The plan's execution raised: the log goes offline. Returns the error to give the waiters."""
         return self._go_offline(error)
 
     def flush(self) -> None:
-        """fsync everything written so far, on this thread. Raises LogError (and goes offline) on a disk error."""
+        """fsync everything written so far, on this thread. Raises KafkaError (and goes offline) on a disk error."""
         plan = self.begin_flush()
         try:
             plan.execute()
@@ -851,7 +772,7 @@ class PartitionLog:
             return
         try:
             self._finish_pending_swap()
-        except LogError:
+        except KafkaError:
             clean = False
         if clean and not self.offline:
             try:
@@ -861,7 +782,7 @@ class PartitionLog:
                 active.persist_indexes(active.generation)
                 write_snapshot(self.directory, self._log_end_offset, self.producer_state, fsync=True)
                 fsync_directory(self.directory)
-            except (OSError, LogError):
+            except (OSError, KafkaError):
                 logger.warning(
                     "%s: unclean close, the next open will recover the log", self.name, exc_info=True
                 )
@@ -875,135 +796,6 @@ def _check_keys(batch: RecordBatch) -> None:
     try:
         records = decode_records(batch)
     except CorruptRecordError as e:
-        raise LogError(ErrorCode.CORRUPT_MESSAGE, str(e)) from e
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(e)) from e
     if any(record.key is None for record in records):
-        raise LogError(ErrorCode.INVALID_RECORD, "compacted topic cannot accept a record without a key")
-
-
-def _read_log_start_offset(directory: Path) -> int:
-    return read_offset_file(directory / LOG_START_OFFSET_FILE, 0)
-
-
-def read_offset_file(path: Path, default: int) -> int:
-    try:
-        return int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return default
-
-
-def _finish_interrupted_cleaning(directory: Path) -> None:
-    """Resolve what a crash during a log cleaner swap left behind (see `SegmentSwap`).
-
-    A cleaning is committed once every one of its `.cleaned` files has become a `<base>-<end>.log.swap` file. So
-    while any `.cleaned` file remains, the swap files are not committed either: all are deleted and the old
-    segments stay. Otherwise each swap file replaces every segment whose base offset is in [base, end): those go
-    and it becomes `<base>.log`. `.deleted` files are old segments already replaced.
-    """
-    names = sorted(os.listdir(directory))
-    changed = False
-    uncommitted = any(name.endswith(CLEANED_SUFFIX) for name in names)
-    for name in names:
-        is_swap = parse_swap_file_name(name) is not None
-        if name.endswith((CLEANED_SUFFIX, DELETED_SUFFIX)) or (is_swap and uncommitted):
-            (directory / name).unlink(missing_ok=True)
-            changed = True
-    if uncommitted:
-        logger.warning("%s: removed the files of an interrupted log cleaning", directory.name)
-        fsync_directory(directory)
-        return
-    # Every segment file, with or without its .log (a crash may have come between renaming an old segment's
-    # .log away and removing its index files, which must not survive to describe the new one).
-    segment_files: list[tuple[int, str]] = []
-    for name in names:
-        stem, _, suffix = name.partition(".")
-        if (
-            "." + suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
-            and len(stem) == _SEGMENT_NAME_LENGTH
-            and stem.isdigit()
-        ):
-            segment_files.append((int(stem), name))
-    for name in names:
-        swap = parse_swap_file_name(name)
-        if swap is None:
-            continue
-        base, end = swap
-        logger.warning(
-            "%s: finishing the interrupted replacement of segments [%d, %d)", directory.name, base, end
-        )
-        for old_base, old_name in segment_files:
-            if base <= old_base < end:
-                (directory / old_name).unlink(missing_ok=True)
-        os.rename(directory / name, directory / segment_file_name(base, LOG_SUFFIX))
-        changed = True
-    if changed:
-        fsync_directory(directory)
-
-
-def _segment_base_offsets(directory: Path) -> list[int]:
-    """Base offsets of the .log files; removes leftovers (temporary files, indexes without a log)."""
-    names = os.listdir(directory)
-    bases = []
-    for name in names:
-        stem, _, suffix = name.partition(".")
-        if name.endswith(".tmp"):
-            (directory / name).unlink(missing_ok=True)
-        elif "." + suffix == LOG_SUFFIX and len(stem) == _SEGMENT_NAME_LENGTH and stem.isdigit():
-            bases.append(int(stem))
-    present = set(bases)
-    for name in names:
-        stem, _, suffix = name.partition(".")
-        if "." + suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and stem.isdigit() and int(stem) not in present:
-            (directory / name).unlink(missing_ok=True)
-    return sorted(bases)
-
-
-def _delete_segment_files(directory: Path, base_offset: int) -> None:
-    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
-        (directory / segment_file_name(base_offset, suffix)).unlink(missing_ok=True)
-
-
-def _recover_segments(
-    directory: Path, config: LogConfig, now_ms: int
-) -> tuple[list[LogSegment], list[LogSegment]]:
-    """(segments, the ones that were scanned rather than trusted)."""
-    _finish_interrupted_cleaning(directory)
-    bases = _segment_base_offsets(directory)
-    # Cleaned segments may end before the next one starts (their last batches were removed).
-    gaps_below = read_offset_file(directory / CLEANER_GAPS_FILE, -1)
-    segments: list[LogSegment] = []
-    recovered: list[LogSegment] = []
-    for i, base in enumerate(bases):
-        cleaned_gap = bool(segments) and segments[-1].next_offset < base <= gaps_below
-        if segments and base != segments[-1].next_offset and not cleaned_gap:
-            # Segments are contiguous (a roll starts the new one at the log end offset), except where the cleaner
-            # left a gap. One that overlaps or leaves another gap is left over from a truncation (which deletes
-            # the later segments) cut short by a crash.
-            logger.warning(
-                "%s: segment %d does not follow the previous one (ending at %d); deleting it and later ones",
-                directory.name,
-                base,
-                segments[-1].next_offset,
-            )
-            for later in bases[i:]:
-                _delete_segment_files(directory, later)
-            break
-        segment = LogSegment.open_existing(directory, base, config.index_interval_bytes)
-        segments.append(segment)
-        if segment.load_indexes():
-            continue
-        recovered.append(segment)
-        cut = segment.recover(verify_crc=True)
-        if cut:
-            logger.warning("%s: cut %d bytes of invalid data from segment %d", directory.name, cut, base)
-            if i + 1 < len(bases):
-                logger.warning("%s: deleting the %d segments after it", directory.name, len(bases) - i - 1)
-                for later in bases[i + 1 :]:
-                    _delete_segment_files(directory, later)
-                break
-    if not segments:
-        segment = LogSegment.create(
-            directory, _read_log_start_offset(directory), config.index_interval_bytes, now_ms
-        )
-        segments.append(segment)
-        recovered.append(segment)
-    return segments, recovered
+        raise KafkaError(ErrorCode.INVALID_RECORD, "compacted topic cannot accept a record without a key")

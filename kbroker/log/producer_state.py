@@ -27,7 +27,7 @@ from pathlib import Path
 
 from crc32c import crc32c
 
-from kbroker.log.errors import LogError
+from kbroker.common import KafkaError
 from kbroker.log.files import replace_file
 from protocol.errors import ErrorCode
 from protocol.records import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBatch
@@ -76,7 +76,7 @@ class ProducerStateManager:
 
     def check_append(self, batch: RecordBatch) -> BatchMetadata | None:
         """Leader-side checks of a batch with producer_id >= 0. Returns the original batch's metadata if this one
-        is a retry of it (write nothing), None if it may be appended; raises LogError if it is refused.
+        is a retry of it (write nothing), None if it may be appended; raises KafkaError if it is refused.
         """
         entry = self.producers.get(batch.producer_id)
         if entry is None:
@@ -84,7 +84,7 @@ class ProducerStateManager:
         epoch = batch.producer_epoch
         first_seq = batch.base_sequence
         if epoch < entry.producer_epoch:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.INVALID_PRODUCER_EPOCH,
                 f"producer {batch.producer_id} epoch {epoch} is older than the current epoch {entry.producer_epoch}",
             )
@@ -94,13 +94,13 @@ class ProducerStateManager:
                 if metadata.first_seq == first_seq and metadata.last_seq == last_seq:
                     return metadata
             if not in_sequence(entry.last_seq, first_seq):
-                raise LogError(
+                raise KafkaError(
                     ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                     f"out of order sequence number for producer {batch.producer_id}: {first_seq} (incoming), "
                     f"{entry.last_seq} (current end sequence)",
                 )
         elif first_seq != 0 and entry.producer_epoch != NO_PRODUCER_EPOCH:
-            raise LogError(
+            raise KafkaError(
                 ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                 f"producer {batch.producer_id} began epoch {epoch} at sequence {first_seq}, not 0",
             )

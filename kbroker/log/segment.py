@@ -304,10 +304,20 @@ class LogSegment:
                 return position, header
         return None
 
-    def read(self, position: int, first_batch_size: int, max_bytes: int, max_offset: int) -> bytes:
-        """Whole batches from `position`: at least the first (even if larger than max_bytes), then as many as fit
-        in max_bytes, none holding offsets >= max_offset.
+    def read(
+        self,
+        position: int,
+        first_batch_size: int,
+        max_bytes: int,
+        max_offset: int,
+        *,
+        min_one_batch: bool = True,
+    ) -> bytes:
+        """Whole batches from `position` that fit in max_bytes, none holding offsets >= max_offset; with
+        `min_one_batch`, the first one even if it is larger than max_bytes.
         """
+        if not min_one_batch and first_batch_size > max_bytes:
+            return b""
         data = os.pread(self.fd, min(self.size - position, max(max_bytes, first_batch_size)), position)
         end = 0
         for batch in iter_batches(data):

@@ -22,17 +22,19 @@ from dataclasses import dataclass, field
 
 import trio
 
-from kbroker.cluster.metadata import BrokerRegistration
-from kbroker.log.errors import LogError
+from kbroker.clock import Clock
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.flusher import GroupCommitter
 from kbroker.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
 from kbroker.log.partition_log import PartitionLog
+from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.client import (
     FETCH_VERSION,
     OFFSET_FOR_LEADER_EPOCH_VERSION,
     BrokerClient,
     BrokerClientError,
 )
+from kbroker.replication.partition import Partition
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.fetch_response import FetchResponse
@@ -44,8 +46,6 @@ from protocol.messages.offset_for_leader_epoch_request import (
 from protocol.messages.offset_for_leader_epoch_response import OffsetForLeaderEpochResponse
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 # Kafka's replica.fetch.response.max.bytes and replica.socket.timeout.ms defaults.
 FETCH_RESPONSE_MAX_BYTES = 10 * 1024 * 1024
@@ -107,8 +107,7 @@ class FollowState:
     """This node follows `topic`-`partition` from `leader_id` at `leader_epoch`. A new object per leader epoch:
     fetchers compare identity to notice that the partition changed while a request was in flight."""
 
-    topic: str
-    partition: int
+    tp: TopicPartition
     leader_id: int
     leader_epoch: int
     truncated: bool = False
@@ -116,12 +115,8 @@ class FollowState:
     fetch_offset: int = field(default=-1)
     """The fetch offset of the request in flight (to notice a log that changed meanwhile)."""
 
-    @property
-    def tp(self) -> TopicPartition:
-        return (self.topic, self.partition)
 
-
-LogLookup = Callable[[str, int], "PartitionLog | None"]
+PartitionLookup = Callable[[TopicPartition], Partition | None]
 
 
 class ReplicaFetcher:
@@ -132,20 +127,20 @@ class ReplicaFetcher:
         *,
         node_id: int,
         leader: BrokerRegistration,
-        logs: LogLookup,
+        partitions: PartitionLookup,
         committer: GroupCommitter,
         fetch_wait_max_ms: int,
         fetch_max_bytes: int,
-        now_ms: Callable[[], int],
+        clock: Clock,
     ) -> None:
         self.node_id = node_id
         self.leader = leader
         self.partitions: dict[TopicPartition, FollowState] = {}
-        self._logs = logs
+        self._partitions = partitions
         self._committer = committer
         self._fetch_wait_max_ms = fetch_wait_max_ms
         self._fetch_max_bytes = fetch_max_bytes
-        self._now_ms = now_ms
+        self._clock = clock
         self._changed = trio.Event()
 
     # ---- called by the manager (synchronously) ------------------------------------------------------------
@@ -161,6 +156,10 @@ class ReplicaFetcher:
     def _wake(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
+
+    def _log_of(self, state: FollowState) -> PartitionLog | None:
+        partition = self._partitions(state.tp)
+        return partition.log if partition is not None else None
 
     # ---- the task -------------------------------------------------------------------------------------------
 
@@ -205,7 +204,7 @@ class ReplicaFetcher:
         topics: dict[str, OffsetForLeaderTopic] = {}
         asked: list[tuple[FollowState, int]] = []
         for state in states:
-            plog = self._logs(state.topic, state.partition)
+            plog = self._log_of(state)
             if plog is None:
                 state.retry_at = trio.current_time() + ERROR_BACKOFF_S
                 continue
@@ -214,9 +213,9 @@ class ReplicaFetcher:
                 # No epoch in our log: it holds nothing any leader wrote (empty, or emptied), so nothing can diverge.
                 state.truncated = True
                 continue
-            topics.setdefault(state.topic, OffsetForLeaderTopic(topic=state.topic)).partitions.append(
+            topics.setdefault(state.tp.topic, OffsetForLeaderTopic(topic=state.tp.topic)).partitions.append(
                 OffsetForLeaderPartition(
-                    partition=state.partition, current_leader_epoch=state.leader_epoch, leader_epoch=latest
+                    partition=state.tp.partition, current_leader_epoch=state.leader_epoch, leader_epoch=latest
                 )
             )
             asked.append((state, latest))
@@ -226,7 +225,7 @@ class ReplicaFetcher:
         response: OffsetForLeaderEpochResponse = await client.request(
             request, OFFSET_FOR_LEADER_EPOCH_VERSION, timeout_s=REQUEST_TIMEOUT_S
         )
-        answers = {(t.topic, p.partition): p for t in response.topics for p in t.partitions}
+        answers = {TopicPartition(t.topic, p.partition): p for t in response.topics for p in t.partitions}
         for state, _asked_epoch in asked:
             answer = answers.get(state.tp)
             if self.partitions.get(state.tp) is not state:
@@ -237,7 +236,7 @@ class ReplicaFetcher:
             if answer.error_code != ErrorCode.NONE:
                 self._refused(state, answer.error_code, "OffsetForLeaderEpoch")
                 continue
-            plog = self._logs(state.topic, state.partition)
+            plog = self._log_of(state)
             if plog is None:
                 continue
             step = truncation_step(
@@ -259,7 +258,7 @@ class ReplicaFetcher:
                 )
                 try:
                     plog.truncate_to(step.offset)
-                except LogError as exc:
+                except KafkaError as exc:
                     log.error("cannot truncate %s: %s", plog.name, exc)
                     state.retry_at = trio.current_time() + ERROR_BACKOFF_S
                     continue
@@ -271,14 +270,14 @@ class ReplicaFetcher:
         topics: dict[str, FetchTopic] = {}
         sent: list[FollowState] = []
         for state in states:
-            plog = self._logs(state.topic, state.partition)
+            plog = self._log_of(state)
             if plog is None or plog.offline:
                 state.retry_at = trio.current_time() + ERROR_BACKOFF_S
                 continue
             state.fetch_offset = plog.log_end_offset
-            topics.setdefault(state.topic, FetchTopic(topic=state.topic)).partitions.append(
+            topics.setdefault(state.tp.topic, FetchTopic(topic=state.tp.topic)).partitions.append(
                 FetchPartition(
-                    partition=state.partition,
+                    partition=state.tp.partition,
                     current_leader_epoch=state.leader_epoch,
                     fetch_offset=plog.log_end_offset,
                     last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
@@ -302,14 +301,16 @@ class ReplicaFetcher:
         response: FetchResponse = await client.request(
             request, FETCH_VERSION, timeout_s=self._fetch_wait_max_ms / 1000 + REQUEST_TIMEOUT_S
         )
-        by_tp = {(t.topic, p.partition_index): p for t in response.responses for p in t.partitions}
+        by_tp = {
+            TopicPartition(t.topic, p.partition_index): p for t in response.responses for p in t.partitions
+        }
         appended: list[PartitionLog] = []
-        now = self._now_ms()
+        now = self._clock.now_ms()
         for state in sent:
             data = by_tp.get(state.tp)
             if self.partitions.get(state.tp) is not state or data is None:
                 continue
-            plog = self._logs(state.topic, state.partition)
+            plog = self._log_of(state)
             if plog is None or plog.log_end_offset != state.fetch_offset:
                 continue  # the log changed while the request was in flight; the next fetch starts from where it is
             if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
@@ -322,21 +323,22 @@ class ReplicaFetcher:
                 # The leader saw our log diverge from its own: go through OffsetForLeaderEpoch again.
                 state.truncated = False
                 continue
+            partition = self._partitions(state.tp)
+            assert partition is not None
+            assert partition.log is plog
             if data.records:
                 try:
-                    if plog.append_as_follower(data.records, now) is not None:
+                    if partition.append_as_follower(data.records, now) is not None:
                         appended.append(plog)
-                except LogError as exc:
+                except KafkaError as exc:
                     log.error("cannot append to %s from leader %d: %s", plog.name, state.leader_id, exc)
                     state.retry_at = trio.current_time() + ERROR_BACKOFF_S
                     continue
-            # A follower's high watermark is the leader's (it may go down after a leader change), never above
-            # what this replica has.
-            plog.high_watermark = min(data.high_watermark, plog.log_end_offset)
+            partition.follow_high_watermark(data.high_watermark)
             if plog.log_start_offset < data.log_start_offset <= plog.high_watermark:
                 try:
                     plog.delete_records_before(data.log_start_offset)
-                except LogError as exc:
+                except KafkaError as exc:
                     log.warning("cannot move the log start of %s: %s", plog.name, exc)
         if appended:
             async with trio.open_nursery() as nursery:
@@ -346,7 +348,7 @@ class ReplicaFetcher:
     async def _make_durable(self, plog: PartitionLog, end_offset: int) -> None:
         try:
             await self._committer.wait_durable(plog, end_offset)
-        except (LogError, ValueError) as exc:
+        except (KafkaError, ValueError) as exc:
             # A truncation meanwhile (ValueError: the offset is gone) or a disk error (the log went offline): the
             # next fetch reports whatever the log holds now.
             log.info("fsync of %s up to %d: %s", plog.name, end_offset, exc)
@@ -368,7 +370,7 @@ class ReplicaFetcher:
                          plog.name, plog.log_end_offset, leader_high_watermark)  # fmt: skip
                 plog.truncate_to(max(leader_high_watermark, plog.log_start_offset))
                 return
-        except LogError as exc:
+        except KafkaError as exc:
             log.error("cannot truncate %s: %s", plog.name, exc)
         state.retry_at = trio.current_time() + ERROR_BACKOFF_S
 
@@ -384,6 +386,6 @@ class ReplicaFetcher:
             delay = REFUSED_BACKOFF_S
         else:
             delay = ERROR_BACKOFF_S
-        log.debug("%s of %s-%d refused by leader %d with %s", api, state.topic, state.partition,
+        log.debug("%s of %s-%d refused by leader %d with %s", api, state.tp.topic, state.tp.partition,
                   state.leader_id, error_name(code))  # fmt: skip
         state.retry_at = trio.current_time() + delay

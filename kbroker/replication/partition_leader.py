@@ -14,12 +14,14 @@ The rules are Kafka's:
   AlterPartition still in flight); a follower whose log end offset is not yet known in this epoch holds it back.
 - A follower out of sync for longer than `replica.lag.time.max.ms` is proposed for removal from the ISR; a follower
   outside the ISR whose log end offset has reached both the high watermark and the start of the current leader
-  epoch is proposed for addition. The proposal only takes effect once it is written to etcd (AlterPartition).
+  epoch is proposed for addition, if it is a live broker that has fetched within `replica.lag.time.max.ms` (Kafka
+  expands the ISR on a follower's fetch only, and never with a fenced broker: KIP-841). The proposal only takes
+  effect once the metadata store accepts it (AlterPartition).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 UNKNOWN_OFFSET = -1
@@ -149,26 +151,37 @@ class PartitionLeader:
                 out.append(replica)
         return out
 
-    def ready_to_join(self, high_watermark: int) -> list[int]:
-        """Followers outside the ISR that have everything the ISR has: at least the high watermark and the start
-        of our epoch (so they have truncated away whatever an earlier leader wrote that we do not have)."""
+    def ready_to_join(
+        self, high_watermark: int, now_ms: int, lag_time_max_ms: int, live_brokers: Collection[int]
+    ) -> list[int]:
+        """Live followers outside the ISR, fetching now, that have everything the ISR has: at least the high
+        watermark and the start of our epoch (so they have truncated away whatever an earlier leader wrote that we
+        do not have). A follower that stopped fetching (dead, or partitioned away) is never proposed: its last
+        known position may still look caught up on an idle partition."""
         return [
             replica
             for replica, follower in self.followers.items()
             if replica not in self.isr
+            and replica in live_brokers
             and follower.log_end_offset != UNKNOWN_OFFSET
             and follower.log_end_offset >= high_watermark
             and follower.log_end_offset >= self.epoch_start_offset
+            and now_ms - follower.last_fetch_ms <= lag_time_max_ms
         ]
 
     def isr_proposal(
-        self, leader_log_end_offset: int, high_watermark: int, now_ms: int, lag_time_max_ms: int
+        self,
+        leader_log_end_offset: int,
+        high_watermark: int,
+        now_ms: int,
+        lag_time_max_ms: int,
+        live_brokers: Collection[int],
     ) -> tuple[int, ...] | None:
         """The ISR we should propose, or None if it is fine as it is (or a proposal is already in flight)."""
         if self.pending_isr is not None:
             return None
         out = set(self.out_of_sync(leader_log_end_offset, now_ms, lag_time_max_ms))
-        joining = self.ready_to_join(high_watermark)
+        joining = self.ready_to_join(high_watermark, now_ms, lag_time_max_ms, live_brokers)
         if not out and not joining:
             return None
         return tuple(b for b in self.isr if b not in out) + tuple(joining)

@@ -1,0 +1,249 @@
+"""The metadata of a cluster node: the three interfaces of kbroker/metadata/api.py over etcd.
+
+`kbroker serve --node-id N --metadata etcd://...` runs this instead of the single node's LocalMetadata; nothing else in
+the broker differs. `run` is this node's membership: it registers the broker under a lease, campaigns for the
+controller (kbroker/cluster/controller.py), and publishes every change of etcd's watch cache as an image. When the
+registration is lost (etcd unreachable for a whole session timeout, or the lease lapsed), it publishes an image that
+says this node is not a member (the replica manager then gives up every role at once) and joins again as a new
+incarnation.
+
+Topics are created and deleted in etcd; the controller places partitions and every node's replica manager creates or
+deletes its own logs. Producer ids come from blocks reserved in etcd with a compare-and-swap counter, so they are
+unique across the cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Collection, Mapping
+from functools import partial
+
+import trio
+
+from kbroker.cluster.etcd import EtcdError, Get, Put, RangeResult, key_absent, mod_revision_is
+from kbroker.cluster.member import ClusterMember, run_cluster_member
+from kbroker.cluster.store import LeaseExpired, MetadataStore
+from kbroker.common import KafkaError, TopicPartition
+from kbroker.config import BrokerConfig
+from kbroker.metadata.image import EMPTY_IMAGE, MetadataImage, PartitionState, TopicMetadata
+from kbroker.metadata.meta_properties import write_meta_properties
+from kbroker.metadata.publisher import ImagePublisher
+from kbroker.metadata.topics import check_new_topic
+from protocol.errors import ErrorCode
+from protocol.primitives import ZERO_UUID
+
+log = logging.getLogger(__name__)
+
+PRODUCER_ID_BLOCK_SIZE = 1000
+# How long CreateTopics / DeleteTopics wait for the controller and this node's metadata to reflect the change.
+TOPIC_CHANGE_WAIT_S = 10.0
+REJOIN_BACKOFF_S = 1.0
+
+
+def metadata_url(config: BrokerConfig) -> str:
+    """etcd://HOST:PORT[,...]/CLUSTER from metadata.etcd.endpoints (which --metadata fills) and cluster.name, unless
+    the endpoints name a cluster path themselves."""
+    endpoints = ",".join(config.metadata_etcd_endpoints)
+    url = "etcd://" + endpoints
+    if "/" not in endpoints:
+        url += "/" + config.cluster_name
+    return url
+
+
+def _unavailable(exc: EtcdError) -> KafkaError:
+    return KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"cluster metadata unavailable: {exc}")
+
+
+class EtcdMetadata(ImagePublisher):
+    """MetadataView, TopicAdmin and ProducerIdManager of a cluster node."""
+
+    def __init__(self, config: BrokerConfig, cluster_id: str, host: str, port: int) -> None:
+        self._config = config
+        self._node_id = config.node_id
+        self._host, self._port = host, port
+        self._url = metadata_url(config)
+        self._session_timeout_s = max(1, -(-config.broker_session_timeout_ms // 1000))
+        self._cluster_id = cluster_id
+        super().__init__(dataclasses.replace(EMPTY_IMAGE, cluster_id=cluster_id))
+        self._member: ClusterMember | None = None
+        self._producer_id_next = 0
+        self._producer_id_end = 0
+        self._producer_id_lock = trio.Lock()
+
+    # ---- MetadataView ------------------------------------------------------------------------------------------
+
+    async def alter_partition(
+        self,
+        tp: TopicPartition,
+        *,
+        leader_id: int,
+        broker_epoch: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: Collection[int],
+    ) -> PartitionState:
+        store = self._store()
+        try:
+            return await store.alter_partition(
+                tp.topic,
+                tp.partition,
+                leader_id=leader_id,
+                broker_epoch=broker_epoch,
+                leader_epoch=leader_epoch,
+                partition_epoch=partition_epoch,
+                new_isr=new_isr,
+            )
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+
+    # ---- membership --------------------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Be a cluster member, publishing every change, until cancelled; started once the first image with this
+        node's registration is published (so the listener opens on a node that knows its roles)."""
+        # The etcd client (httpx) logs every request at INFO: keepalives alone would drown the broker's log.
+        logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
+        started = False
+        while True:
+            try:
+                async with trio.open_nursery() as nursery:
+                    member: ClusterMember = await nursery.start(
+                        partial(
+                            run_cluster_member,
+                            self._url,
+                            self._node_id,
+                            self._host,
+                            self._port,
+                            session_timeout=self._session_timeout_s,
+                        )
+                    )
+                    member.controller.unclean_leader_election_default = (
+                        self._config.unclean_leader_election_enable
+                    )
+                    await self._adopt_cluster_id(member)
+                    self._member = member
+                    broker_epoch = member.registration.broker_epoch
+                    snapshot = member.store.snapshot()
+                    self._publish_snapshot(snapshot, broker_epoch)
+                    if not started:
+                        started = True
+                        task_status.started()
+                    while True:
+                        snapshot = await member.store.wait_for_change(snapshot.revision)
+                        self._publish_snapshot(snapshot, broker_epoch)
+            except* (LeaseExpired, EtcdError) as group:
+                log.warning("lost the cluster registration (%s); joining again", _first_leaf(group))
+            finally:
+                if self._member is not None:
+                    self._member = None
+                    # No longer a member: every role of this incarnation is void.
+                    self._publish_snapshot(self._image, -1)
+            await trio.sleep(REJOIN_BACKOFF_S)
+
+    def _publish_snapshot(self, snapshot: MetadataImage, broker_epoch: int) -> None:
+        """etcd's view, as this node's incarnation (`broker_epoch`, -1 if none) sees it."""
+        self._publish(dataclasses.replace(snapshot, cluster_id=self._cluster_id, broker_epoch=broker_epoch))
+
+    async def _adopt_cluster_id(self, member: ClusterMember) -> None:
+        """One cluster id for every node: the first node to start writes its own to etcd, the others take it."""
+        store = member.store
+        key = store.keys.root + b"cluster_id"
+        result = await store.client.txn([key_absent(key)], [Put(key, self._cluster_id.encode())], [Get(key)])
+        if result.succeeded:
+            return
+        current = result.responses[0]
+        assert isinstance(current, RangeResult)
+        if current.kvs and current.kvs[0].value.decode() != self._cluster_id:
+            self._cluster_id = current.kvs[0].value.decode()
+            write_meta_properties(self._config.data_dir, self._cluster_id, self._node_id)
+            log.info("cluster id is %s", self._cluster_id)
+
+    def _store(self) -> MetadataStore:
+        member = self._member
+        if member is None:
+            raise KafkaError(
+                ErrorCode.REQUEST_TIMED_OUT, "this broker is not connected to the cluster metadata"
+            )
+        return member.store
+
+    # ---- TopicAdmin --------------------------------------------------------------------------------------------
+
+    async def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: Mapping[str, str],
+        *,
+        validate_only: bool = False,
+    ) -> TopicMetadata:
+        check_new_topic(self._image, self._config, name, num_partitions, replication_factor, configs)
+        if validate_only:
+            await trio.lowlevel.checkpoint()
+            return TopicMetadata(name, ZERO_UUID, num_partitions, replication_factor, dict(configs))
+        store = self._store()
+        try:
+            record = await store.create_topic(name, num_partitions, replication_factor, configs)
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+        log.info(
+            "created topic %s with %d partitions, replication factor %d",
+            name,
+            num_partitions,
+            replication_factor,
+        )
+        # Answer once the controller has placed the partitions and this node knows it, so that the client's next
+        # Metadata request (to any node that has caught up) shows leaders.
+        image = await self.wait_for(
+            lambda i: i.topic_complete(name) and i.topics[name].topic_id == record.topic_id,
+            TOPIC_CHANGE_WAIT_S,
+        )
+        if image is not None:
+            return image.topics[name]
+        return record
+
+    async def delete_topic(self, name: str) -> None:
+        store = self._store()
+        try:
+            await store.delete_topic(name)
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+        log.info("deleted topic %s", name)
+        await self.wait_for(lambda i: name not in i.topics, TOPIC_CHANGE_WAIT_S)
+
+    # ---- ProducerIdManager -------------------------------------------------------------------------------------
+
+    async def next_producer_id(self) -> int:
+        async with self._producer_id_lock:
+            if self._producer_id_next >= self._producer_id_end:
+                start = await self._reserve_producer_id_block()
+                self._producer_id_next, self._producer_id_end = start, start + PRODUCER_ID_BLOCK_SIZE
+            producer_id = self._producer_id_next
+            self._producer_id_next += 1
+            return producer_id
+
+    async def _reserve_producer_id_block(self) -> int:
+        """Take the next block from the counter in etcd (compare-and-swap, so two nodes never get one block)."""
+        store = self._store()
+        key = store.keys.root + b"producer_id_block"
+        try:
+            while True:
+                kv = await store.client.get(key)
+                start = int(kv.value) if kv is not None else 0
+                compare = mod_revision_is(key, kv.mod_revision) if kv is not None else key_absent(key)
+                result = await store.client.txn(
+                    [compare], [Put(key, str(start + PRODUCER_ID_BLOCK_SIZE).encode())]
+                )
+                if result.succeeded:
+                    log.info("reserved producer ids %d-%d", start, start + PRODUCER_ID_BLOCK_SIZE - 1)
+                    return start
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (possibly nested) exception groups, for a log line that says what happened."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

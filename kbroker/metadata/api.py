@@ -1,0 +1,89 @@
+"""What differs between a single node and a cluster: three narrow interfaces, each with two implementations.
+
+| interface          | single node (kbroker/metadata/local.py)  | cluster (kbroker/cluster/etcd_metadata.py)        |
+|--------------------|------------------------------------------|---------------------------------------------------|
+| `MetadataView`     | topics.json; this node leads everything  | etcd's watch cache; roles from the controller     |
+| `TopicAdmin`       | writes topics.json                       | writes the topic record; the controller places it |
+| `ProducerIdManager`| blocks reserved in a file                | blocks reserved with a compare-and-swap in etcd   |
+
+Everything else (partitions, replication, the purgatory, the group coordinator, the handlers) is the same code for
+both. Images reach the rest of the broker through publishers: `subscribe(fn)` before `run`, and every new image is
+handed to each publisher in order, synchronously, before anyone can observe it (the composition root subscribes the
+replica manager first, then the group coordinator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Protocol
+
+import trio
+
+from kbroker.common import TopicPartition
+from kbroker.metadata.image import MetadataImage, PartitionState, TopicMetadata
+
+MetadataPublisher = Callable[[MetadataImage], None]
+
+
+class MetadataView(Protocol):
+    def image(self) -> MetadataImage:
+        """The latest published image."""
+        ...
+
+    def subscribe(self, publisher: MetadataPublisher) -> None:
+        """Have `publisher` called with every image published from now on."""
+        ...
+
+    async def wait_for(
+        self, predicate: Callable[[MetadataImage], bool], timeout_s: float
+    ) -> MetadataImage | None:
+        """The first published image (the current one included) satisfying `predicate`; None after `timeout_s`."""
+        ...
+
+    async def alter_partition(
+        self,
+        tp: TopicPartition,
+        *,
+        leader_id: int,
+        broker_epoch: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: Collection[int],
+    ) -> PartitionState:
+        """A partition leader's ISR change (Kafka's AlterPartition), validated against the current state; the new
+        state, or KafkaError (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, INELIGIBLE_REPLICA, STALE_BROKER_EPOCH,
+        REQUEST_TIMED_OUT when the store is unreachable)."""
+        ...
+
+
+class TopicAdmin(Protocol):
+    async def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: Mapping[str, str],
+        *,
+        validate_only: bool = False,
+    ) -> TopicMetadata:
+        """Create a topic (KafkaError if refused), returning once this node's image shows it with every partition
+        placed. With validate_only, only check that it could be created."""
+        ...
+
+    async def delete_topic(self, name: str) -> None:
+        """Delete a topic (KafkaError if refused), returning once this node's image no longer shows it."""
+        ...
+
+
+class ProducerIdManager(Protocol):
+    async def next_producer_id(self) -> int:
+        """A producer id never handed out before by any node of the cluster, across restarts."""
+        ...
+
+
+class MetadataService(MetadataView, TopicAdmin, ProducerIdManager, Protocol):
+    """One object implementing the three, plus the task that publishes its images (LocalMetadata, EtcdMetadata)."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Publish the current image (started once it is published), then every change, until cancelled."""
+        ...

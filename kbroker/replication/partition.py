@@ -1,0 +1,353 @@
+"""One topic-partition this node holds a replica of: its log, its leader and epoch, the ISR and the high watermark.
+
+The same class serves a single node and a cluster: a single node is a cluster of one, leading every partition with
+the ISR {itself}, so its high watermark follows its log end at once. Roles come from metadata (`make_leader`,
+`make_follower`, `make_idle`); requests come through `ReplicaManager`, which finds the Partition ("exists"), then one
+check chain here decides, in Kafka's order:
+
+    log offline           -> KAFKA_STORAGE_ERROR
+    client's leader epoch -> FENCED_LEADER_EPOCH (older than ours) / UNKNOWN_LEADER_EPOCH (newer: our metadata lags)
+    leadership            -> NOT_LEADER_OR_FOLLOWER
+
+Plain synchronous code, no trio: whatever moves the partition (an append, the high watermark, a role change) calls
+`on_progress(tp)`, which wakes the requests parked on it (kbroker/replication/purgatory.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+
+from kbroker.common import KafkaError, TopicPartition
+from kbroker.log.config import LogConfig
+from kbroker.log.partition_log import AppendInfo, PartitionLog
+from kbroker.metadata.image import NO_LEADER, PartitionState
+from kbroker.replication.partition_leader import PartitionLeader
+from protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+
+@dataclass(slots=True)
+class PartitionRead:
+    """One partition's part of a Fetch response."""
+
+    error: ErrorCode
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+
+
+class Partition:
+    def __init__(
+        self,
+        tp: TopicPartition,
+        topic_id: uuid.UUID,
+        log: PartitionLog,
+        *,
+        node_id: int,
+        on_progress: Callable[[TopicPartition], None],
+    ) -> None:
+        self.tp = tp
+        self.topic_id = topic_id
+        self.log = log
+        self.node_id = node_id
+        self._on_progress = on_progress
+        self.leader_id = NO_LEADER
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.replicas: tuple[int, ...] = ()
+        self.replication: PartitionLeader | None = None
+        """The leader's view of its followers; present exactly while this node leads the partition."""
+
+    def __repr__(self) -> str:
+        return f"Partition({self.tp}, leader={self.leader_id}, epoch={self.leader_epoch})"
+
+    @property
+    def is_leader(self) -> bool:
+        return self.replication is not None
+
+    @property
+    def isr(self) -> tuple[int, ...]:
+        return self.replication.isr if self.replication is not None else ()
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @property
+    def config(self) -> LogConfig:
+        return self.log.config
+
+    # ---- roles, from metadata ----------------------------------------------------------------------------------
+
+    def make_leader(self, state: PartitionState, now_ms: int) -> bool:
+        """Lead at `state.leader_epoch`. True if this starts a new leadership (a new epoch); an ISR or replica change
+        within the same epoch (our own AlterPartition, the controller removing a dead follower) only updates it.
+        Raises OSError if the new epoch cannot be recorded: the partition then stays without a role."""
+        current = self.replication
+        if current is not None and current.leader_epoch == state.leader_epoch:
+            if current.update_partition_state(state.isr, state.replicas, state.partition_epoch, now_ms):
+                self.partition_epoch, self.replicas = state.partition_epoch, state.replicas
+                self.maybe_advance_high_watermark()
+            return False
+        self.replication = None
+        # Every record appended from now on carries this epoch; followers find where their logs diverge from ours
+        # through this entry. An empty log has nothing to diverge from: its first append records the epoch (which
+        # spares a new topic's partitions a checkpoint write each).
+        if self.log.log_end_offset > self.log.log_start_offset:
+            self.log.leader_epoch_cache.assign(state.leader_epoch, self.log.log_end_offset)
+        self._set_state(state)
+        self.replication = PartitionLeader(
+            node_id=self.node_id,
+            leader_epoch=state.leader_epoch,
+            epoch_start_offset=self.log.log_end_offset,
+            isr=state.isr,
+            replicas=state.replicas,
+            partition_epoch=state.partition_epoch,
+            now_ms=now_ms,
+        )
+        self.maybe_advance_high_watermark()
+        self._on_progress(self.tp)
+        return True
+
+    def make_follower(self, state: PartitionState) -> bool:
+        """Follow `state.leader` at `state.leader_epoch`. True if the leader or its epoch changed."""
+        changed = self.replication is not None or (self.leader_id, self.leader_epoch) != (
+            state.leader,
+            state.leader_epoch,
+        )
+        self.replication = None
+        self._set_state(state)
+        if changed:
+            self._on_progress(self.tp)
+        return changed
+
+    def make_idle(self, state: PartitionState | None) -> bool:
+        """Neither lead nor follow (no live leader, or a leadership of ours from before this node's restart).
+        True if this ends a leadership."""
+        was_leader = self.replication is not None
+        self.replication = None
+        if state is not None:
+            self._set_state(state)
+        if was_leader:
+            self._on_progress(self.tp)
+        return was_leader
+
+    def _set_state(self, state: PartitionState) -> None:
+        self.leader_id = state.leader
+        self.leader_epoch = state.leader_epoch
+        self.partition_epoch = state.partition_epoch
+        self.replicas = state.replicas
+
+    # ---- the check chain ---------------------------------------------------------------------------------------
+
+    def check(self, current_leader_epoch: int = -1, *, require_leader: bool = True) -> None:
+        """Raise KafkaError unless a request naming `current_leader_epoch` (-1: none) may be served here."""
+        if self.log.offline:
+            raise KafkaError(
+                ErrorCode.KAFKA_STORAGE_ERROR, f"the log of {self.tp} is offline after a disk error"
+            )
+        if current_leader_epoch >= 0:
+            # KIP-320: an epoch older than ours is fenced; a newer one means our metadata is behind.
+            if current_leader_epoch < self.leader_epoch:
+                raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
+            if current_leader_epoch > self.leader_epoch:
+                raise KafkaError(ErrorCode.UNKNOWN_LEADER_EPOCH)
+        if require_leader and self.replication is None:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    # ---- produce -----------------------------------------------------------------------------------------------
+
+    def append_records_as_leader(self, records: bytearray, required_acks: int, now_ms: int) -> AppendInfo:
+        """Validate and append one batch (KafkaError if refused). acks=-1 needs min.insync.replicas in the ISR first
+        (NOT_ENOUGH_REPLICAS), as Kafka refuses before writing."""
+        self.check()
+        if required_acks == -1:
+            min_isr = self.log.config.min_insync_replicas
+            if len(self.isr) < min_isr:
+                raise KafkaError(
+                    ErrorCode.NOT_ENOUGH_REPLICAS,
+                    f"the in-sync replicas of {self.tp} ({len(self.isr)}) are fewer than min.insync.replicas "
+                    f"({min_isr})",
+                )
+        info = self.log.append_as_leader(records, self.leader_epoch, now_ms)
+        if not info.duplicate:
+            # The log end moved: followers' parked fetches (and, with an ISR of one, the high watermark).
+            self.maybe_advance_high_watermark()
+            self._on_progress(self.tp)
+        return info
+
+    def acks_reached(self, last_offset: int, leader_epoch: int, truncations: int) -> bool:
+        """Whether an acks=-1 produce of offsets up to `last_offset`, appended at `leader_epoch`, is decided: either
+        the high watermark passed it and it is fsynced here, or it can never be (see `acks_error`)."""
+        log = self.log
+        if log.offline or self.replication is None or self.leader_epoch != leader_epoch:
+            return True
+        if log.truncations != truncations:
+            return True
+        return log.high_watermark > last_offset and log.recovery_point > last_offset
+
+    def acks_error(self, last_offset: int, leader_epoch: int, truncations: int) -> KafkaError | None:
+        """The answer to a decided acks=-1 produce (None: acknowledged)."""
+        log = self.log
+        if log.offline:
+            return KafkaError(
+                ErrorCode.KAFKA_STORAGE_ERROR, f"the log of {self.tp} is offline after a disk error"
+            )
+        # Leadership first: once deposed, this log's high watermark is the new leader's, and the offset it passes may
+        # hold another record (ours truncated away) by then.
+        if self.replication is None or self.leader_epoch != leader_epoch or log.truncations != truncations:
+            return KafkaError(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                f"leadership of {self.tp} changed before the write was replicated",
+            )
+        if not (log.high_watermark > last_offset and log.recovery_point > last_offset):
+            return None  # not decided: the caller times out
+        min_isr = log.config.min_insync_replicas
+        if len(self.isr) < min_isr:
+            # Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND: committed, but by fewer replicas than the topic asks for.
+            return KafkaError(
+                ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                f"written, but the ISR of {self.tp} shrank below min.insync.replicas ({min_isr})",
+            )
+        return None
+
+    # ---- fetch -------------------------------------------------------------------------------------------------
+
+    def read(
+        self,
+        *,
+        fetch_offset: int,
+        max_bytes: int,
+        min_one_batch: bool,
+        current_leader_epoch: int,
+        replica_id: int,
+        now_ms: int,
+    ) -> PartitionRead:
+        """Serve a consumer (replica_id < 0: up to the high watermark) or a follower (up to the log end; its fetch
+        offset also tells us how far it has replicated)."""
+        try:
+            self.check(current_leader_epoch)
+        except KafkaError as exc:
+            return PartitionRead(exc.code)
+        assert self.replication is not None
+        log = self.log
+        if replica_id >= 0 and not self.replication.is_replica(replica_id):
+            return PartitionRead(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        start = log.log_start_offset
+        if fetch_offset < start or fetch_offset > log.log_end_offset:
+            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE, log.high_watermark, start)
+        if replica_id >= 0:
+            self.record_follower_fetch(replica_id, fetch_offset, now_ms)
+            limit = log.log_end_offset
+        else:
+            # Consumers read below the high watermark only. Above it (a new leader's high watermark can lag the old
+            # one's) they get nothing yet, not an error, as in Kafka.
+            limit = log.high_watermark
+        hw = log.high_watermark
+        if fetch_offset >= limit or (max_bytes <= 0 and not min_one_batch):
+            return PartitionRead(ErrorCode.NONE, hw, start)
+        try:
+            records = log.read(fetch_offset, max_bytes, limit, min_one_batch=min_one_batch)
+        except KafkaError as exc:
+            return PartitionRead(exc.code, hw, start)
+        return PartitionRead(ErrorCode.NONE, hw, start, records)
+
+    def bytes_available(self, fetch_offset: int, replica_id: int, current_leader_epoch: int) -> int | None:
+        """What a parked fetch could return now, without reading it; None if the fetch must be answered at once
+        (the partition can no longer serve it: its response carries the error)."""
+        try:
+            self.check(current_leader_epoch)
+        except KafkaError:
+            return None
+        log = self.log
+        limit = log.log_end_offset if replica_id >= 0 else log.high_watermark
+        return log.bytes_available(fetch_offset, limit)
+
+    # ---- replication (leader side) -----------------------------------------------------------------------------
+
+    def record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
+        """A follower fetched from `fetch_offset`: it has everything below."""
+        assert self.replication is not None
+        self.replication.record_fetch(replica_id, fetch_offset, self.log.log_end_offset, now_ms)
+        self.maybe_advance_high_watermark()
+
+    def may_join_isr(self, replica_id: int, fetch_offset: int) -> bool:
+        """Whether a fetch from `fetch_offset` makes that follower a candidate for the ISR."""
+        leader = self.replication
+        return (
+            leader is not None
+            and replica_id not in leader.isr
+            and leader.pending_isr is None
+            and fetch_offset >= self.log.high_watermark
+            and fetch_offset >= leader.epoch_start_offset
+        )
+
+    def maybe_advance_high_watermark(self) -> bool:
+        leader = self.replication
+        if leader is None:
+            return False
+        hw = leader.high_watermark(self.log.log_end_offset)
+        if hw >= 0 and self.log.advance_high_watermark(hw):
+            self._on_progress(self.tp)
+            return True
+        return False
+
+    def isr_proposal(
+        self, now_ms: int, lag_time_max_ms: int, live_brokers: Collection[int]
+    ) -> tuple[int, ...] | None:
+        leader = self.replication
+        if leader is None or self.log.offline:
+            return None
+        return leader.isr_proposal(
+            self.log.log_end_offset, self.log.high_watermark, now_ms, lag_time_max_ms, live_brokers
+        )
+
+    # ---- replication (follower side) ---------------------------------------------------------------------------
+
+    def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo | None:
+        return self.log.append_as_follower(records, now_ms)
+
+    def follow_high_watermark(self, leader_high_watermark: int) -> None:
+        """A follower's high watermark is the leader's (it may go down after a leader change), never above what this
+        replica has."""
+        self.log.high_watermark = min(leader_high_watermark, self.log.log_end_offset)
+
+    # ---- offsets -----------------------------------------------------------------------------------------------
+
+    def offset_for_timestamp(
+        self, timestamp: int, current_leader_epoch: int, replica_id: int
+    ) -> tuple[int, int, int]:
+        """ListOffsets: (offset, timestamp, leader epoch)."""
+        self.check(current_leader_epoch)
+        log = self.log
+        cache = log.leader_epoch_cache
+        if timestamp == LATEST_TIMESTAMP:
+            end = log.log_end_offset if replica_id >= 0 else log.high_watermark
+            return end, -1, cache.epoch_for_offset(end)
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIERED_TIMESTAMP):
+            start = log.log_start_offset
+            return start, -1, cache.epoch_for_offset(start)
+        if timestamp == MAX_TIMESTAMP:
+            found = log.max_timestamp_offset()
+            if found is None:
+                return -1, -1, -1
+            return found[0], found[1], cache.epoch_for_offset(found[0])
+        found = log.offset_for_timestamp(timestamp, log.high_watermark)
+        if found is None:
+            return -1, -1, self.leader_epoch
+        return found[0], found[1], cache.epoch_for_offset(found[0])
+
+    def last_offset_for_leader_epoch(self, current_leader_epoch: int, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: the largest epoch at or below `leader_epoch` in our log and where it ends."""
+        self.check(current_leader_epoch)
+        return self.log.leader_epoch_cache.end_offset_for(leader_epoch, self.log.log_end_offset)

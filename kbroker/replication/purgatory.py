@@ -1,0 +1,75 @@
+"""The purgatory: requests parked until the partitions they wait on move (Kafka's DelayedOperationPurgatory).
+
+Two kinds of request park here: a Fetch that has fewer than `min_bytes` to return (it waits up to `max_wait_ms`), and
+an acks=-1 Produce whose batches are not yet fsynced and replicated to the ISR (it waits up to its `timeout_ms`).
+Each watches the topic-partitions it is about. Whatever moves a partition (an append, a high watermark or a follower's
+log end going up, an fsync round ending, a leadership change, a truncation) calls `wake(tp)`, which wakes exactly the
+requests watching `tp`; each then re-checks its own condition, a plain synchronous function of partition state. So
+the cost of an append is independent of how many other partitions and parked requests exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import trio
+
+from kbroker.common import TopicPartition
+
+
+class _Watcher:
+    """One parked request. A wake before the request waits is not lost: the event stays set until it waits."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+        self._event = trio.Event()
+
+
+class Purgatory:
+    def __init__(self) -> None:
+        self._watchers: dict[TopicPartition, set[_Watcher]] = {}
+
+    def wake(self, tp: TopicPartition) -> None:
+        """`tp` moved: every request watching it looks again."""
+        watchers = self._watchers.get(tp)
+        if watchers:
+            for watcher in watchers:
+                watcher.wake()
+
+    def watching(self, tp: TopicPartition) -> int:
+        """How many parked requests watch `tp` (for tests and metrics)."""
+        return len(self._watchers.get(tp, ()))
+
+    async def wait_until(
+        self, keys: Iterable[TopicPartition], is_complete: Callable[[], bool], deadline: float
+    ) -> bool:
+        """Park until `is_complete()` (checked now, then after every wake of one of `keys`) or trio's clock
+        reaches `deadline`. Returns whether it completed."""
+        if is_complete():
+            return True
+        watcher = _Watcher()
+        watched = list(dict.fromkeys(keys))
+        for key in watched:
+            self._watchers.setdefault(key, set()).add(watcher)
+        try:
+            with trio.move_on_at(deadline):
+                while True:
+                    await watcher.wait()
+                    if is_complete():
+                        return True
+        finally:
+            for key in watched:
+                watchers = self._watchers.get(key)
+                if watchers is not None:
+                    watchers.discard(watcher)
+                    if not watchers:
+                        del self._watchers[key]
+        return is_complete()

@@ -1,0 +1,663 @@
+"""The replica manager: every partition this node holds, its role in each, and the requests that read or write them.
+
+The same class for a single node and a cluster (Kafka's ReplicaManager). It owns one `Partition` per topic-partition
+this node replicates and applies each metadata image (`apply_metadata`, a publisher of the metadata view):
+
+- **leader**, when the image says so *and* the state was written after this incarnation registered (a restarted
+  node does not resume an old leadership: the controller elects it again, with a new epoch). A single node's image
+  makes it the leader of everything, alone in the ISR;
+- **follower** of the image's leader at its epoch, when that leader is a live broker: the partition goes to the
+  fetcher of that leader (kbroker/replication/fetcher.py), which truncates (OffsetForLeaderEpoch) before it fetches;
+- **idle** otherwise (no live leader, a stale leadership of ours, or this node is not a registered member right now).
+
+Applying an image is one synchronous function, so a request sees the roles before it or after it, never half of
+each. Requests (produce, fetch, list offsets, offset for leader epoch) find their Partition here ("exists": else
+UNKNOWN_TOPIC_OR_PARTITION, or NOT_LEADER_OR_FOLLOWER when the topic exists but this node holds no replica), then
+the partition's one check chain decides. Produces with acks=-1 and fetches waiting for data park in the purgatory,
+keyed by partition.
+
+The trio parts: a fetcher task per leader broker, a task proposing ISR changes (AlterPartition through the metadata
+view), a task checkpointing high watermarks, and the retention task.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+from kbroker.clock import Clock
+from kbroker.common import KafkaError, TopicPartition
+from kbroker.log.config import LogConfig
+from kbroker.log.files import replace_file
+from kbroker.log.flusher import GroupCommitter
+from kbroker.log.log_manager import LogManager
+from kbroker.log.partition_log import AppendInfo, PartitionLog
+from kbroker.metadata.api import MetadataView
+from kbroker.metadata.image import EMPTY_IMAGE, NO_LEADER, MetadataImage, PartitionState, TopicMetadata
+from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
+from kbroker.replication.fetcher import FollowState, ReplicaFetcher
+from kbroker.replication.partition import Partition, PartitionRead
+from kbroker.replication.purgatory import Purgatory
+from protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+PARTITION_METADATA_FILE = "partition.metadata"
+CHECKPOINT_INTERVAL_S = 5.0  # Kafka's replica.high.watermark.checkpoint.interval.ms
+ISR_RETRY_MS = 1000
+ALTER_PARTITION_CONCURRENCY = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationSettings:
+    """The broker settings replication reads (Kafka's names, dots as underscores)."""
+
+    replica_lag_time_max_ms: int = 30_000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_max_bytes: int = 1_048_576
+    log_retention_check_interval_ms: int = 300_000
+
+
+@dataclass(slots=True)
+class ProduceResult:
+    """One partition of a produce: appended (`info`) or refused (`error`); `error` is also where an acks=-1 wait
+    puts its verdict."""
+
+    tp: TopicPartition
+    info: AppendInfo | None = None
+    error: KafkaError | None = None
+    partition: Partition | None = None
+    leader_epoch: int = -1
+    truncations: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    tp: TopicPartition
+    fetch_offset: int
+    partition_max_bytes: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchParams:
+    replica_id: int
+    """A follower's node id, or -1 for a consumer."""
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    partitions: Sequence[FetchPartition] = field(default_factory=tuple)
+
+
+@dataclass
+class _FetcherTask:
+    fetcher: ReplicaFetcher
+    scope: trio.CancelScope
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        logs: LogManager,
+        committer: GroupCommitter,
+        metadata: MetadataView,
+        clock: Clock,
+        default_log_config: LogConfig,
+        settings: ReplicationSettings,
+        purgatory: Purgatory | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self.logs = logs
+        self.committer = committer
+        self.metadata = metadata
+        self.clock = clock
+        self.default_log_config = default_log_config
+        self.settings = settings
+        self.purgatory = purgatory or Purgatory()
+        self.image: MetadataImage = EMPTY_IMAGE
+        """The image the current roles were computed from."""
+        self.partitions: dict[TopicPartition, Partition] = {}
+        self._follows: dict[TopicPartition, FollowState] = {}
+        self._fetchers: dict[int, _FetcherTask] = {}
+        self._nursery: trio.Nursery | None = None
+        self._isr_wakeup = trio.Event()
+        self._isr_retry_at: dict[TopicPartition, int] = {}
+        self._isr_refused: dict[TopicPartition, tuple[int, ...]] = {}
+        self._stray_reported: set[TopicPartition] = set()
+        # Every high watermark starts at its checkpoint (or the log start): see replication/checkpoint.py.
+        checkpoint = read_checkpoint(logs.data_dir)
+        for tp in logs.partitions():
+            plog = logs.get(tp)
+            if plog is not None:
+                hw = checkpoint.get(tp, plog.log_start_offset)
+                plog.high_watermark = max(plog.log_start_offset, min(hw, plog.log_end_offset))
+
+    # ---- the tasks -------------------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The fetchers, the ISR task, the high watermark checkpoints and retention, until cancelled; then every
+        role is given up and the high watermarks are checkpointed."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._isr_loop)
+                nursery.start_soon(self._checkpoint_loop)
+                nursery.start_soon(self._retention_loop)
+                self._sync_fetchers()
+                task_status.started()
+        finally:
+            self._nursery = None
+            self._stop_fetchers()
+            self.checkpoint_high_watermarks()
+
+    def on_flushed(self, plog: PartitionLog) -> None:
+        """The group committer finished a round for `plog`: acks=-1 produces on it may be done."""
+        if plog.topic_partition is not None:
+            self.purgatory.wake(plog.topic_partition)
+
+    # ---- applying metadata (synchronous) ---------------------------------------------------------------------
+
+    def apply_metadata(self, image: MetadataImage) -> None:
+        previous, self.image = self.image, image
+        now = self.clock.now_ms()
+        self._drop_deleted_topics(previous, image)
+        changes: list[str] = []
+        member = image.broker_epoch >= 0 and self.node_id in image.brokers
+        for name, topic in image.topics.items():
+            topic_changed = previous.topics.get(name) != topic
+            config = self._log_config(topic) if topic_changed else None
+            for index, state in image.partitions.get(name, {}).items():
+                tp = TopicPartition(name, index)
+                if self.node_id not in state.replicas:
+                    self._make_idle(tp, None, changes)
+                    continue
+                partition = self.partitions.get(tp)
+                if partition is None or partition.topic_id != topic.topic_id:
+                    partition = self._open_partition(tp, topic)
+                    if partition is None:
+                        continue
+                elif config is not None:
+                    partition.log.config = config
+                    partition.log.configured = True
+                if member and image.is_leader(name, index, self.node_id, image.broker_epoch):
+                    self._make_leader(partition, state, now, changes)
+                elif (
+                    member and state.leader not in (NO_LEADER, self.node_id) and state.leader in image.brokers
+                ):
+                    self._make_follower(partition, state, changes)
+                else:
+                    self._make_idle(tp, state, changes)
+        for tp in list(self.partitions):
+            if image.partition(tp.topic, tp.partition) is None:
+                self._make_idle(tp, None, changes)
+        self._report_stray_logs(image)
+        self._sync_fetchers()
+        if changes:
+            log.info("applied metadata revision %d: %s", image.revision, "; ".join(_summarize(changes)))
+
+    def _make_leader(self, partition: Partition, state: PartitionState, now: int, changes: list[str]) -> None:
+        self._follows.pop(partition.tp, None)
+        try:
+            if partition.make_leader(state, now):
+                changes.append(f"leading {partition.tp} at epoch {state.leader_epoch}")
+                self._isr_retry_at.pop(partition.tp, None)
+                log.debug(
+                    "leading %s at epoch %d (log end %d, high watermark %d, ISR %s)",
+                    partition.tp,
+                    state.leader_epoch,
+                    partition.log.log_end_offset,
+                    partition.high_watermark,
+                    list(state.isr),
+                )
+        except OSError as exc:
+            log.error("cannot record leader epoch %d of %s: %s", state.leader_epoch, partition.tp, exc)
+            partition.make_idle(state)
+
+    def _make_follower(self, partition: Partition, state: PartitionState, changes: list[str]) -> None:
+        tp = partition.tp
+        if partition.make_follower(state):
+            changes.append(f"following {tp} from broker {state.leader} at epoch {state.leader_epoch}")
+        current = self._follows.get(tp)
+        if current is None or (current.leader_id, current.leader_epoch) != (state.leader, state.leader_epoch):
+            self._follows[tp] = FollowState(tp, state.leader, state.leader_epoch)
+
+    def _make_idle(self, tp: TopicPartition, state: PartitionState | None, changes: list[str]) -> None:
+        self._follows.pop(tp, None)
+        partition = self.partitions.get(tp)
+        if partition is not None and partition.make_idle(state):
+            changes.append(f"no longer leading {tp}")
+
+    def _drop_deleted_topics(self, previous: MetadataImage, image: MetadataImage) -> None:
+        """Delete the logs of topics the new image no longer has (or has re-created with another id)."""
+        gone = {
+            name
+            for name, topic in previous.topics.items()
+            if name not in image.topics or image.topics[name].topic_id != topic.topic_id
+        }
+        if not gone:
+            return
+        for tp in [tp for tp in self.logs.partitions() if tp.topic in gone]:
+            self._delete_log(tp, "its topic was deleted")
+
+    def _report_stray_logs(self, image: MetadataImage) -> None:
+        """Logs of topics the metadata never named: kept (etcd may have been wiped by mistake), reported once."""
+        if len(self.partitions) == len(self.logs.partitions()):
+            return
+        for tp in self.logs.partitions():
+            if tp not in self.partitions and tp.topic not in image.topics and tp not in self._stray_reported:
+                log.warning("keeping %s, a log of a topic the cluster does not have", tp)
+                self._stray_reported.add(tp)
+
+    def _log_config(self, topic: TopicMetadata) -> LogConfig:
+        return LogConfig.from_properties(topic.configs, self.default_log_config)
+
+    def _open_partition(self, tp: TopicPartition, topic: TopicMetadata) -> Partition | None:
+        """The Partition of a topic-partition we replicate, its log opened or created. A log left from an earlier
+        topic of the same name (deleted and re-created while we were away) is deleted first: partition.metadata
+        names the topic id each log belongs to, as in Kafka."""
+        try:
+            plog = self.logs.get(tp)
+            if plog is not None:
+                known = _read_partition_metadata(plog.directory)
+                if known is None:
+                    _write_partition_metadata(plog.directory, topic.topic_id)
+                elif known != topic.topic_id:
+                    self._delete_log(tp, "it belongs to an earlier topic of the same name")
+                    plog = None
+                if plog is not None:
+                    plog.config = self._log_config(topic)
+                    plog.configured = True
+            if plog is None:
+                plog = self.logs.create(tp, self._log_config(topic), self.clock.now_ms())
+                _write_partition_metadata(plog.directory, topic.topic_id)
+        except (OSError, KafkaError) as exc:
+            log.error("cannot open the log of %s: %s", tp, exc)
+            return None
+        partition = Partition(tp, topic.topic_id, plog, node_id=self.node_id, on_progress=self.purgatory.wake)
+        self.partitions[tp] = partition
+        return partition
+
+    def _delete_log(self, tp: TopicPartition, why: str) -> None:
+        self._follows.pop(tp, None)
+        partition = self.partitions.pop(tp, None)
+        if partition is not None:
+            partition.make_idle(None)
+        try:
+            if self.logs.delete(tp):
+                log.info("deleted the log of %s: %s", tp, why)
+        except OSError as exc:
+            log.error("cannot delete the log of %s: %s", tp, exc)
+
+    def _sync_fetchers(self) -> None:
+        """One fetcher per leader broker incarnation, holding exactly the partitions we follow from it."""
+        wanted: dict[int, dict[TopicPartition, FollowState]] = {}
+        for tp, state in self._follows.items():
+            wanted.setdefault(state.leader_id, {})[tp] = state
+        for leader_id, running in list(self._fetchers.items()):
+            registration = self.image.brokers.get(leader_id)
+            if leader_id not in wanted or registration != running.fetcher.leader:
+                running.scope.cancel()
+                del self._fetchers[leader_id]
+        if self._nursery is None:
+            return
+        for leader_id, partitions in wanted.items():
+            task = self._fetchers.get(leader_id)
+            if task is None:
+                fetcher = ReplicaFetcher(
+                    node_id=self.node_id,
+                    leader=self.image.brokers[leader_id],
+                    partitions=self.partitions.get,
+                    committer=self.committer,
+                    fetch_wait_max_ms=self.settings.replica_fetch_wait_max_ms,
+                    fetch_max_bytes=self.settings.replica_fetch_max_bytes,
+                    clock=self.clock,
+                )
+                task = _FetcherTask(fetcher, trio.CancelScope())
+                self._fetchers[leader_id] = task
+                self._nursery.start_soon(_run_in_scope, task)
+            fetcher = task.fetcher
+            for tp in list(fetcher.partitions):
+                if partitions.get(tp) is not fetcher.partitions[tp]:
+                    fetcher.remove(tp)
+            for tp, state in partitions.items():
+                if fetcher.partitions.get(tp) is not state:
+                    fetcher.add(state)
+
+    def _stop_fetchers(self) -> None:
+        for task in self._fetchers.values():
+            task.scope.cancel()
+        self._fetchers.clear()
+
+    # ---- finding a partition ---------------------------------------------------------------------------------
+
+    def get_partition(self, tp: TopicPartition) -> Partition:
+        """The "exists" step: the Partition, or KafkaError UNKNOWN_TOPIC_OR_PARTITION (no such partition) or
+        NOT_LEADER_OR_FOLLOWER (it exists, but this node holds no replica of it)."""
+        partition = self.partitions.get(tp)
+        if partition is None:
+            raise KafkaError(self._missing(tp))
+        return partition
+
+    def _missing(self, tp: TopicPartition) -> ErrorCode:
+        """The error for a topic-partition with no Partition here (Kafka's getPartitionOrError)."""
+        if self.image.has_partition(tp.topic, tp.partition):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+    def leader_log(self, tp: TopicPartition) -> PartitionLog | None:
+        """The log of a partition this node leads now (the group coordinator loads `__consumer_offsets` from it)."""
+        partition = self.partitions.get(tp)
+        return partition.log if partition is not None and partition.is_leader else None
+
+    def is_leader(self, tp: TopicPartition) -> bool:
+        partition = self.partitions.get(tp)
+        return partition is not None and partition.is_leader
+
+    # ---- produce ---------------------------------------------------------------------------------------------
+
+    def append_records(
+        self,
+        entries: Iterable[tuple[TopicPartition, bytearray]],
+        *,
+        required_acks: int,
+        now_ms: int,
+        internal_topics_allowed: bool = False,
+    ) -> list[ProduceResult]:
+        """Append one batch to each partition as its leader, in order (synchronous: no other request interleaves).
+        Each result holds the append's offsets or its error. For acks=-1 the fsync of each log is requested here;
+        then `wait_for_acks`."""
+        results = []
+        for tp, records in entries:
+            result = ProduceResult(tp)
+            results.append(result)
+            try:
+                topic = self.image.topics.get(tp.topic)
+                if topic is not None and topic.is_internal and not internal_topics_allowed:
+                    raise KafkaError(
+                        ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to the internal topic {tp.topic}"
+                    )
+                partition = self.get_partition(tp)
+                result.info = partition.append_records_as_leader(records, required_acks, now_ms)
+            except KafkaError as exc:
+                result.error = exc
+                continue
+            result.partition = partition
+            result.leader_epoch = partition.leader_epoch
+            result.truncations = partition.log.truncations
+            if required_acks == -1:
+                # A duplicate (an idempotent producer's retry) waits too: its first attempt may not be durable yet.
+                self.committer.request_flush(partition.log, result.info.last_offset + 1)
+        return results
+
+    async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None:
+        """acks=-1: park until every appended batch is fsynced here and below the high watermark (on every in-sync
+        replica), or its partition can never get there; fill in each result's error. REQUEST_TIMED_OUT for what is
+        still pending after `timeout_ms`, as Kafka answers."""
+        pending = [r for r in results if r.error is None and r.info is not None and r.partition is not None]
+        if not pending:
+            return
+
+        def decided(r: ProduceResult) -> bool:
+            assert r.partition is not None
+            assert r.info is not None
+            return self.partitions.get(r.tp) is not r.partition or r.partition.acks_reached(
+                r.info.last_offset, r.leader_epoch, r.truncations
+            )
+
+        deadline = trio.current_time() + max(timeout_ms, 0) / 1000
+        await self.purgatory.wait_until([r.tp for r in pending], lambda: all(map(decided, pending)), deadline)
+        for r in pending:
+            assert r.partition is not None
+            assert r.info is not None
+            if self.partitions.get(r.tp) is not r.partition:
+                r.error = KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{r.tp} is no longer on this node")
+            elif not decided(r):
+                r.error = KafkaError(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"not replicated to the in-sync replicas of {r.tp} within {timeout_ms} ms",
+                )
+            else:
+                r.error = r.partition.acks_error(r.info.last_offset, r.leader_epoch, r.truncations)
+
+    # ---- fetch -----------------------------------------------------------------------------------------------
+
+    async def fetch_messages(self, params: FetchParams) -> list[PartitionRead]:
+        """Read every requested partition; if that gives fewer than min_bytes (and no error), park until the
+        partitions have enough or max_wait_ms passes, then read again."""
+        reads, total = self._read(params)
+        if total >= max(params.min_bytes, 1) or params.max_wait_ms <= 0 or any(r.error for r in reads):
+            return reads
+        deadline = trio.current_time() + params.max_wait_ms / 1000
+        await self.purgatory.wait_until(
+            [p.tp for p in params.partitions], lambda: self._fetch_ready(params), deadline
+        )
+        return self._read(params)[0]
+
+    def _read(self, params: FetchParams) -> tuple[list[PartitionRead], int]:
+        """One read of every partition, within Kafka's size limits (KIP-74): each partition gets at most its
+        partition_max_bytes and the response at most max_bytes, except that the first batch of the first partition
+        with data comes whole even if it is larger than both, so a consumer can always make progress."""
+        now = self.clock.now_ms()
+        budget = params.max_bytes
+        min_one_batch = True
+        total = 0
+        reads = []
+        for request in params.partitions:
+            partition = self.partitions.get(request.tp)
+            if partition is None:
+                reads.append(PartitionRead(self._missing(request.tp)))
+                continue
+            read = partition.read(
+                fetch_offset=request.fetch_offset,
+                max_bytes=min(request.partition_max_bytes, budget),
+                min_one_batch=min_one_batch,
+                current_leader_epoch=request.current_leader_epoch,
+                replica_id=params.replica_id,
+                now_ms=now,
+            )
+            size = len(read.records)
+            if size:
+                min_one_batch = False
+                budget = max(budget - size, 0)
+                total += size
+            if params.replica_id >= 0 and partition.may_join_isr(params.replica_id, request.fetch_offset):
+                self._isr_wakeup.set()
+            reads.append(read)
+        return reads, total
+
+    def _fetch_ready(self, params: FetchParams) -> bool:
+        """Whether a parked fetch should be answered now: min_bytes are available, or a partition changed so that
+        its answer is now an error. Reads no data (sizes come from the segments' indexes)."""
+        available = 0
+        for request in params.partitions:
+            partition = self.partitions.get(request.tp)
+            if partition is None:
+                return True
+            size = partition.bytes_available(
+                request.fetch_offset, params.replica_id, request.current_leader_epoch
+            )
+            if size is None:
+                return True
+            available += min(size, request.partition_max_bytes)
+            if available >= max(params.min_bytes, 1):
+                return True
+        return False
+
+    # ---- offsets ---------------------------------------------------------------------------------------------
+
+    def list_offset(
+        self, tp: TopicPartition, timestamp: int, current_leader_epoch: int, replica_id: int
+    ) -> tuple[int, int, int]:
+        """ListOffsets: (offset, timestamp, leader epoch), or KafkaError."""
+        return self.get_partition(tp).offset_for_timestamp(timestamp, current_leader_epoch, replica_id)
+
+    def last_offset_for_leader_epoch(
+        self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int
+    ) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (epoch, end offset), or KafkaError."""
+        return self.get_partition(tp).last_offset_for_leader_epoch(current_leader_epoch, leader_epoch)
+
+    # ---- ISR changes -----------------------------------------------------------------------------------------
+
+    async def _isr_loop(self) -> None:
+        """Kafka's ISR rules: shrink checks every replica.lag.time.max.ms / 2, expansion as soon as a fetch shows a
+        follower has caught up. One AlterPartition per partition at a time. Partitions without followers (every
+        partition of a single node) cost nothing here."""
+        lag_time_max_ms = self.settings.replica_lag_time_max_ms
+        interval = max(lag_time_max_ms / 2000, 0.05)
+        limiter = trio.CapacityLimiter(ALTER_PARTITION_CONCURRENCY)
+        while True:
+            with trio.move_on_after(interval):
+                await self._isr_wakeup.wait()
+            self._isr_wakeup = trio.Event()
+            now = self.clock.now_ms()
+            live = self.image.live_brokers()
+            proposals: list[tuple[Partition, tuple[int, ...]]] = []
+            for tp, partition in self.partitions.items():
+                if (
+                    len(partition.replicas) < 2
+                    or not partition.is_leader
+                    or self._isr_retry_at.get(tp, 0) > now
+                ):
+                    continue
+                new_isr = partition.isr_proposal(now, lag_time_max_ms, live)
+                if new_isr is not None:
+                    assert partition.replication is not None
+                    partition.replication.pending_isr = new_isr
+                    proposals.append((partition, new_isr))
+            if proposals:
+                async with trio.open_nursery() as nursery:
+                    for partition, new_isr in proposals:
+                        nursery.start_soon(self._alter_isr, partition, new_isr, limiter)
+
+    async def _alter_isr(
+        self, partition: Partition, new_isr: tuple[int, ...], limiter: trio.CapacityLimiter
+    ) -> None:
+        leader = partition.replication
+        if leader is None:
+            return
+        tp, old_isr = partition.tp, leader.isr
+        try:
+            async with limiter:
+                state = await self.metadata.alter_partition(
+                    tp,
+                    leader_id=self.node_id,
+                    broker_epoch=self.image.broker_epoch,
+                    leader_epoch=leader.leader_epoch,
+                    partition_epoch=leader.partition_epoch,
+                    new_isr=new_isr,
+                )
+        except KafkaError as exc:
+            # Stale state (a newer image fixes it), a follower that is not live, or the store is unreachable: try
+            # again later. Said once per proposal, not at every retry.
+            if self._isr_refused.get(tp) != new_isr:
+                log.info("ISR change of %s to %s not made: %s", tp, list(new_isr), exc)
+                self._isr_refused[tp] = new_isr
+            self._isr_retry_at[tp] = self.clock.now_ms() + ISR_RETRY_MS
+            return
+        finally:
+            if leader.pending_isr is new_isr:
+                leader.pending_isr = None
+        self._isr_refused.pop(tp, None)
+        if state.isr != old_isr:
+            log.info("ISR of %s: %s -> %s", tp, list(old_isr), list(state.isr))
+        if partition.replication is not leader:
+            return
+        # The metadata may have delivered this state already; then this changes nothing.
+        if leader.update_partition_state(
+            state.isr, state.replicas, state.partition_epoch, self.clock.now_ms()
+        ):
+            partition.partition_epoch = state.partition_epoch
+        partition.maybe_advance_high_watermark()
+        self.purgatory.wake(tp)
+
+    # ---- high watermark checkpoints and retention ------------------------------------------------------------
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        out: dict[TopicPartition, int] = {}
+        for tp in self.logs.partitions():
+            plog = self.logs.get(tp)
+            if plog is not None and not plog.closed:
+                out[tp] = plog.high_watermark
+        return out
+
+    def checkpoint_high_watermarks(self) -> None:
+        try:
+            write_checkpoint(self.logs.data_dir, self.high_watermarks())
+        except OSError as exc:
+            log.error("cannot write the high watermark checkpoint: %s", exc)
+
+    async def _checkpoint_loop(self) -> None:
+        written: dict[TopicPartition, int] = {}
+        data_dir = self.logs.data_dir
+        while True:
+            await trio.sleep(CHECKPOINT_INTERVAL_S)
+            current = self.high_watermarks()
+            if current == written:
+                continue
+            try:
+                await trio.to_thread.run_sync(write_checkpoint, data_dir, current)
+                written = current
+            except OSError as exc:
+                log.error("cannot write the high watermark checkpoint: %s", exc)
+
+    async def _retention_loop(self) -> None:
+        """Delete segments past retention.ms / retention.bytes (log.retention.check.interval.ms), by the clock."""
+        interval = self.settings.log_retention_check_interval_ms / 1000
+        while True:
+            await trio.sleep(interval)
+            try:
+                deleted = self.logs.retention_pass(self.clock.now_ms())
+            except OSError:
+                log.exception("retention pass failed")
+                continue
+            if deleted:
+                log.info("retention deleted %d segments", deleted)
+
+
+async def _run_in_scope(task: _FetcherTask) -> None:
+    with task.scope:
+        await task.fetcher.run()
+
+
+def _summarize(changes: list[str], limit: int = 5) -> list[str]:
+    """At most `limit` changes spelled out, then a count: a metadata change can move hundreds of partitions."""
+    if len(changes) <= limit:
+        return changes
+    return [*changes[:limit], f"and {len(changes) - limit} more"]
+
+
+def _read_partition_metadata(directory: Path) -> uuid.UUID | None:
+    try:
+        text = (directory / PARTITION_METADATA_FILE).read_text()
+    except FileNotFoundError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "topic_id":
+            value = value.strip()
+            try:
+                return uuid.UUID(bytes=base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+            except ValueError:
+                break
+    log.warning("unreadable %s in %s", PARTITION_METADATA_FILE, directory)
+    return None
+
+
+def _write_partition_metadata(directory: Path, topic_id: uuid.UUID) -> None:
+    """Kafka's partition.metadata: the id of the topic this log belongs to (base64 as Kafka prints ids)."""
+    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+    replace_file(
+        directory / PARTITION_METADATA_FILE,
+        f"version: 0\ntopic_id: {encoded}\n".encode(),
+        fsync=True,
+        fsync_dir=True,
+    )
