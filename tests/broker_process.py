@@ -36,6 +36,11 @@ class BrokerProcess:
 
     The port and data directory stay the same across restarts. stdout and stderr go to `log_path`, appended to
     across restarts, so a failure message can show what the broker said.
+
+    `source_dir` runs the broker from another checkout (the benchmarks export one git revision into a temporary
+    directory): it becomes the process's working directory and heads PYTHONPATH, so `python -m kbroker` imports
+    `kbroker` and `protocol` from there rather than from the editable install. Without it the broker runs from
+    whatever the editable install points at, as every test does.
     """
 
     def __init__(
@@ -46,8 +51,13 @@ class BrokerProcess:
         host: str = "127.0.0.1",
         overrides: dict[str, str] | None = None,
         log_path: Path | None = None,
+        source_dir: Path | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.source_dir = None if source_dir is None else Path(source_dir).resolve()
+        if self.source_dir is not None:
+            # the broker's working directory is source_dir: a relative data directory would land there
+            self.data_dir = self.data_dir.resolve()
         self.host = host
         self.port = port if port is not None else free_port(host)
         self.overrides = dict(overrides or {})
@@ -90,9 +100,19 @@ class BrokerProcess:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                cwd=self.source_dir,
+                env=self._environment(),
             )
         self.wait_ready()
         return self
+
+    def _environment(self) -> dict[str, str] | None:
+        """None (inherit ours) unless the broker runs from `source_dir`."""
+        if self.source_dir is None:
+            return None
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.source_dir), env.get("PYTHONPATH")]))
+        return env
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Return once the listener accepts connections; raise with the log if the broker exits first."""

@@ -76,8 +76,11 @@ class ClusterNode(BrokerProcess):
         port: int,
         overrides: Mapping[str, str],
         log_path: Path,
+        source_dir: Path | None = None,
     ) -> None:
-        super().__init__(data_dir, port=port, overrides=dict(overrides), log_path=log_path)
+        super().__init__(
+            data_dir, port=port, overrides=dict(overrides), log_path=log_path, source_dir=source_dir
+        )
         self.node_id = node_id
         self.etcd_url = etcd_url
 
@@ -93,10 +96,15 @@ class Cluster:
         size: int = 3,
         overrides: Mapping[str, str] | None = None,
         request: pytest.FixtureRequest | None = None,
+        *,
+        source_dir: Path | None = None,
+        base_overrides: Mapping[str, str] = DEFAULT_OVERRIDES,
     ) -> None:
+        """`source_dir`: run every node from that checkout (see BrokerProcess). `base_overrides`: the settings
+        `overrides` add to; the tests' short timeouts by default, `{}` for the brokers' own defaults (benchmarks)."""
         self.root = root
         self.etcd = etcd
-        settings = {**DEFAULT_OVERRIDES, **(overrides or {})}
+        settings = {**base_overrides, **(overrides or {})}
         self.nodes: dict[int, ClusterNode] = {}
         for node_id in range(1, size + 1):
             node = ClusterNode(
@@ -106,6 +114,7 @@ class Cluster:
                 port=free_port(),
                 overrides=settings,
                 log_path=root / f"node{node_id}.log",
+                source_dir=source_dir,
             )
             self.nodes[node_id] = node
             if request is not None:
