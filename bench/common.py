@@ -1,0 +1,196 @@
+"""What the bench programs share: CPU readings from /proc, the machine's description, and kbroker sources (the
+working tree, or a `git archive` of one revision) to start brokers from.
+
+Brokers and etcd are started through the test fixtures (tests/broker_process.py, tests/etcd_process.py,
+tests/cluster_fixture.py); a bench program puts the repository root on sys.path before importing `bench.common`
+or `tests.*`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+PYTHON = sys.executable
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class BenchError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------------------------------------------
+# CPU of a process
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads, live and exited), in seconds, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state) of proc(5)
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def thread_run_seconds(pid: int) -> float:
+    """Time on CPU of the live threads of a process, in seconds, with nanosecond resolution (schedstat)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CpuSample:
+    ticks: float  # /proc/PID/stat, 10 ms resolution, counts exited threads too
+    fine: float  # sum of /proc/PID/task/*/schedstat, ns resolution, live threads only
+
+
+def sample_cpu(pid: int) -> CpuSample:
+    return CpuSample(cpu_seconds(pid), thread_run_seconds(pid))
+
+
+def cpu_delta(a: CpuSample | None, b: CpuSample | None) -> float | None:
+    """CPU seconds between two samples: the fine clock, unless threads exited meanwhile (then the tick count)."""
+    if a is None or b is None:
+        return None
+    ticks, fine = b.ticks - a.ticks, b.fine - a.fine
+    tick = 1.0 / CLK_TCK
+    if fine >= 0 and abs(ticks - fine) <= 2 * tick + 0.02 * fine:
+        return fine
+    return ticks
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the machine
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"nproc {os.cpu_count()}, {model}{mem}, {platform.system()} {platform.release()}"
+
+
+def load_average() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# kbroker sources
+
+
+def git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
+    except OSError:
+        return ""
+    return done.stdout.strip()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KBrokerSource:
+    """A checkout to run brokers from (BrokerProcess's `source_dir`): the working tree, or an exported commit."""
+
+    label: str  # short, for tables: a commit id, or "working tree"
+    description: str  # for the report's header
+    directory: Path
+    commit: str | None
+
+
+def check_imports_from(directory: Path) -> None:
+    """Python run in `directory` the way BrokerProcess(source_dir=directory) runs the broker imports kbroker and
+    protocol from there, not from wherever the editable install points."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(directory), env.get("PYTHONPATH")]))
+    found = subprocess.run(
+        [PYTHON, "-c", "import kbroker, protocol; print(kbroker.__file__); print(protocol.__file__)"],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    paths = found.stdout.split()
+    if found.returncode != 0 or len(paths) != 2 or not all(Path(p).is_relative_to(directory) for p in paths):
+        raise BenchError(
+            f"Python run in {directory} does not import kbroker and protocol from there: "
+            f"{found.stdout.strip()} {found.stderr.strip()[-500:]}"
+        )
+
+
+def working_tree() -> KBrokerSource:
+    """The repository this file is in. Brokers still run from it explicitly (as their working directory), so
+    that what runs does not depend on the directory the bench was started in."""
+    check_imports_from(REPO)
+    return KBrokerSource(
+        label="working tree",
+        description=f"the working tree at {git('describe', '--always', '--dirty') or '?'}",
+        directory=REPO,
+        commit=None,
+    )
+
+
+def export_revision(rev: str, into: Path) -> KBrokerSource:
+    """`git archive` one commit into a new directory under `into`."""
+    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    if not commit:
+        raise BenchError(f"not a commit: {rev!r}")
+    directory = Path(tempfile.mkdtemp(prefix=f"kbroker-src-{commit[:8]}-", dir=into))
+    archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive, check=True)
+    check_imports_from(directory)
+    subject = git("log", "-1", "--format=%cs %s", commit)[:80]
+    return KBrokerSource(
+        label=commit[:8],
+        description=f"{rev} = commit {commit[:12]} ({subject})",
+        directory=directory,
+        commit=commit,
+    )
+
+
+@contextlib.contextmanager
+def kbroker_sources(revs: list[str] | None) -> Iterator[list[KBrokerSource]]:
+    """One source per revision (each exported into a temporary directory, removed on exit), or the working tree
+    when `revs` is empty or None. The same commit twice (an A/A run, to see the noise) gets labels #1, #2."""
+    if not revs:
+        yield [working_tree()]
+        return
+    root = Path(tempfile.mkdtemp(prefix="kbroker-bench-src-"))
+    try:
+        sources: list[KBrokerSource] = []
+        for rev in revs:
+            source = export_revision(rev, root)
+            if any(s.label == source.label for s in sources):
+                source = dataclasses.replace(source, label=f"{source.label}#{len(sources) + 1}")
+            sources.append(source)
+        yield sources
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
