@@ -5,7 +5,8 @@
     .venv/bin/python bench/run.py --targets mock --quick
 
 The load generator is confluent-kafka (librdkafka) in this process. Every target runs in a process of its own:
-kbroker as `python -m kbroker serve`, the mock cluster inside bench/mock_cluster.py. Measurements of the targets
+kbroker as `python -m kbroker serve` (started through the tests' fixtures: tests/broker_process.py, and
+tests/cluster_fixture.py with --cluster), the mock cluster inside bench/mock_cluster.py. Measurements of the targets
 are interleaved (kbroker, mock, mock, kbroker, …) scenario by scenario over several rounds, and the tables report
 medians, because the machine is small and shared with the load generator. See bench/README.md.
 """
@@ -22,13 +23,11 @@ import platform
 import shlex
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -39,82 +38,33 @@ import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-PYTHON = sys.executable
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(
+        0, str(REPO)
+    )  # `bench.` and `tests.` are imported by package name, from the repository root
+
+from bench.common import (  # noqa: E402
+    BENCH,
+    PYTHON,
+    BenchError,
+    CpuSample,
+    KBrokerSource,
+    cpu_delta,
+    kbroker_sources,
+    load_average,
+    machine,
+    sample_cpu,
+)
+from tests.broker_process import BrokerProcess  # noqa: E402
+
 PARTITIONS = 4  # the mock cluster auto-creates topics with 4 partitions; kbroker topics are created alike
 MOCK_PARTITION_CAP = 5 * 1024 * 1024  # the mock keeps ~5 MiB per partition, then drops the oldest batches
 CLIENT_COMMON: dict[str, Any] = {"log.connection.close": False}
-# where `python -m kbroker` runs from (its working directory comes first on sys.path): the working tree, or an
-# export of one commit (--kbroker-rev)
-KBROKER_SOURCE = REPO
 
 
 # --------------------------------------------------------------------------------------------------------------
 # helpers
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads, live and exited), in seconds, from /proc/PID/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state) of proc(5)
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def thread_run_seconds(pid: int) -> float:
-    """Time on CPU of the live threads of a process, in seconds, with nanosecond resolution (schedstat)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return total / 1e9
-
-
-@dataclass
-class CpuSample:
-    ticks: float  # /proc/PID/stat, 10 ms resolution, counts exited threads too
-    fine: float  # sum of /proc/PID/task/*/schedstat, ns resolution, live threads only
-
-
-def sample_cpu(pid: int) -> CpuSample:
-    return CpuSample(cpu_seconds(pid), thread_run_seconds(pid))
-
-
-def cpu_delta(a: CpuSample | None, b: CpuSample | None) -> float | None:
-    """CPU seconds between two samples: the fine clock, unless threads exited meanwhile (then the tick count)."""
-    if a is None or b is None:
-        return None
-    ticks, fine = b.ticks - a.ticks, b.fine - a.fine
-    tick = 1.0 / CLK_TCK
-    if fine >= 0 and abs(ticks - fine) <= 2 * tick + 0.02 * fine:
-        return fine
-    return ticks
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(host: str, port: int, deadline: float, proc: subprocess.Popen[Any] | None = None) -> None:
-    while True:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(
-                f"process exited with status {proc.returncode} before listening on {host}:{port}"
-            )
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listening on {host}:{port}") from None
-            time.sleep(0.1)
 
 
 def tail(path: Path, lines: int = 40) -> str:
@@ -136,8 +86,17 @@ def stop_pid(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
         proc.wait()
 
 
-class BenchError(Exception):
-    pass
+def wait_brokers(bootstrap: str, brokers: int, timeout: float) -> None:
+    """Until Metadata from `bootstrap` lists `brokers` brokers."""
+    deadline = time.monotonic() + timeout
+    admin = AdminClient({"bootstrap.servers": bootstrap, **CLIENT_COMMON})
+    while True:
+        md = admin.list_topics(timeout=max(1.0, deadline - time.monotonic()))
+        if len(md.brokers) >= brokers:
+            return
+        if time.monotonic() > deadline:
+            raise BenchError(f"Metadata lists {len(md.brokers)} brokers, expected {brokers}")
+        time.sleep(0.2)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -147,8 +106,6 @@ class BenchError(Exception):
 class Target:
     name = "?"
     bootstrap = ""
-    proc: subprocess.Popen[Any] | None = None
-    log_path: Path | None = None
     replication_factor = 1
     auto_creates = False  # True: no CreateTopics, a Metadata request creates the topic (the mock cluster)
 
@@ -158,23 +115,22 @@ class Target:
     def stop(self) -> None:
         raise NotImplementedError
 
-    def cpu(self) -> CpuSample | None:
-        """CPU used so far by the broker process, or None when it cannot be measured."""
-        if self.proc is None or self.proc.poll() is not None:
-            return None
-        return sample_cpu(self.proc.pid)
+    def pids(self) -> list[int]:
+        """The broker processes, whose CPU is measured."""
+        raise NotImplementedError
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        raise NotImplementedError
 
     def diagnostics(self) -> str:
-        state = (
-            "running" if self.alive() else f"exited with status {self.proc.returncode if self.proc else '?'}"
-        )
-        text = f"{self.name}: process {state}"
-        if self.log_path is not None:
-            text += f"; last lines of {self.log_path}:\n{tail(self.log_path)}"
-        return text
+        raise NotImplementedError
+
+    def cpu(self) -> CpuSample | None:
+        """CPU used so far by the broker processes (summed), or None when it cannot be measured."""
+        if not self.alive():
+            return None
+        samples = [sample_cpu(pid) for pid in self.pids()]
+        return CpuSample(sum(s.ticks for s in samples), sum(s.fine for s in samples))
 
     def delete_topic(self, topic: str) -> None:
         """Best effort, untimed: a topic per scenario would otherwise pile up (and, with replicas, every partition
@@ -220,177 +176,134 @@ class Target:
             )
 
 
+def broker_state(broker: BrokerProcess) -> str:
+    code = broker.returncode()
+    return "running" if code is None else f"exited with status {code}"
+
+
 class KBroker(Target):
-    def __init__(
-        self,
-        name: str = "kbroker",
-        data_root: str | None = None,
-        extra_args: list[str] | None = None,
-        port: int | None = None,
-    ) -> None:
+    """`python -m kbroker serve` on a fresh data directory, through the tests' BrokerProcess, from `source`."""
+
+    def __init__(self, source: KBrokerSource, name: str = "kbroker", data_root: str | None = None) -> None:
         self.name = name
+        self.source = source
         self.data_root = data_root
-        self.extra_args = extra_args or []
-        self.port = port
         self.tmp: Path | None = None
+        self.broker: BrokerProcess | None = None
 
     def start(self) -> None:
-        self.launch()
-        self.wait_ready()
-
-    def launch(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="kbroker-bench-", dir=self.data_root))
-        port = self.port = self.port or free_port()
-        self.bootstrap = f"127.0.0.1:{port}"
-        self.log_path = self.tmp / "broker.log"
-        self.command = [
-            PYTHON, "-m", "kbroker", "serve",
-            "--data-dir", str(self.tmp / "data"),
-            "--listeners", f"PLAINTEXT://127.0.0.1:{port}",
-            *self.extra_args,
-        ]  # fmt: skip
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                self.command,
-                cwd=KBROKER_SOURCE,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    def wait_ready(self, brokers: int = 1, timeout: float = 30) -> None:
-        """Listening, and Metadata lists `brokers` brokers."""
-        assert self.port is not None
-        deadline = time.monotonic() + timeout
+        self.broker = BrokerProcess(
+            self.tmp / "data", log_path=self.tmp / "broker.log", source_dir=self.source.directory
+        )
+        self.bootstrap = self.broker.bootstrap
         try:
-            wait_port("127.0.0.1", self.port, deadline, self.proc)
-            admin = AdminClient({"bootstrap.servers": self.bootstrap, **CLIENT_COMMON})
-            while True:
-                md = admin.list_topics(timeout=max(1.0, deadline - time.monotonic()))
-                if len(md.brokers) >= brokers:
-                    return
-                if time.monotonic() > deadline:
-                    raise BenchError(f"Metadata lists {len(md.brokers)} brokers, expected {brokers}")
-                time.sleep(0.2)
-        except Exception as e:
+            self.broker.start()
+            wait_brokers(self.bootstrap, 1, timeout=30)
+        except (AssertionError, BenchError, KafkaException) as e:
             raise BenchError(f"{self.name} did not start: {e}\n{self.diagnostics()}") from e
 
+    def pids(self) -> list[int]:
+        return [self.broker.pid] if self.broker is not None else []
+
+    def alive(self) -> bool:
+        return self.broker is not None and self.broker.is_running()
+
+    def diagnostics(self) -> str:
+        if self.broker is None:
+            return f"{self.name}: not started"
+        return (
+            f"{self.name}: process {broker_state(self.broker)}; last lines of {self.broker.log_path}:\n"
+            f"{self.broker.log_tail(3000)}"
+        )
+
     def stop(self) -> None:
-        if self.proc is not None:
-            stop_pid(self.proc)
+        if self.broker is not None:
+            self.broker.stop()
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class Etcd:
-    """A private single-member etcd on free 127.0.0.1 ports, stopped by its pid."""
-
-    def __init__(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="etcd-bench-"))
-        self.client_port = free_port()
-        self.peer_port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.client_port}"
-        self.log_path = self.tmp / "etcd.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 20) -> None:
-        binary = shutil.which("etcd")
-        if binary is None:
-            raise BenchError("etcd is not installed (apt-get install -y etcd-server)")
-        peer = f"http://127.0.0.1:{self.peer_port}"
-        command = [
-            binary,
-            "--name", "bench",
-            "--data-dir", str(self.tmp / "data"),
-            "--listen-client-urls", self.endpoint,
-            "--advertise-client-urls", self.endpoint,
-            "--listen-peer-urls", peer,
-            "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", f"bench={peer}",
-            "--log-level", "warn",
-        ]  # fmt: skip
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise BenchError(f"etcd exited with status {self.proc.returncode}:\n{tail(self.log_path)}")
-            try:
-                with urllib.request.urlopen(self.endpoint + "/health", timeout=1) as response:
-                    if b'"true"' in response.read():
-                        return
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise BenchError(f"etcd not healthy after {timeout:.0f} s:\n{tail(self.log_path)}")
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_pid(self.proc)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
 class KBrokerCluster(Target):
-    """Three kbroker processes on 127.0.0.1 sharing a private etcd; topics with replication factor 3.
+    """Three kbroker processes on 127.0.0.1 sharing a private etcd (the tests' cluster fixture, with the brokers'
+    default settings rather than the tests' short timeouts); topics with replication factor 3.
 
     CPU is the sum over the three broker processes (etcd not counted).
     """
 
     replication_factor = 3
 
-    def __init__(self, size: int = 3, name: str = "kbroker-x3") -> None:
+    def __init__(self, source: KBrokerSource, size: int = 3, name: str = "kbroker-x3") -> None:
         self.name = name
+        self.source = source
         self.size = size
-        self.etcd = Etcd()
-        self.nodes: list[KBroker] = []
+        self.tmp: Path | None = None
+        self.etcd: Any = None  # tests.etcd_process.EtcdProcess, imported when a cluster is wanted
+        self.cluster: Any = None  # tests.cluster_fixture.Cluster
 
     def start(self) -> None:
-        self.etcd.start()
-        metadata = f"etcd://127.0.0.1:{self.etcd.client_port}"
-        self.nodes = [
-            KBroker(f"{self.name}/node{i}", extra_args=["--node-id", str(i), "--metadata", metadata])
-            for i in range(self.size)
-        ]
-        for node in self.nodes:
-            node.launch()
-        self.bootstrap = ",".join(node.bootstrap for node in self.nodes)
-        for node in self.nodes:
-            node.wait_ready(brokers=self.size, timeout=60)
-        self.proc = self.nodes[0].proc
+        # imported here: the cluster fixture brings kbroker's own client modules, which the other targets do not need
+        from tests.cluster_fixture import Cluster
+        from tests.etcd_process import ETCD_BINARY, EtcdProcess
+
+        if ETCD_BINARY is None:
+            raise BenchError("etcd is not installed (apt-get install -y etcd-server)")
+        self.tmp = Path(tempfile.mkdtemp(prefix="kbroker-bench-x3-"))
+        (self.tmp / "etcd").mkdir()
+        self.etcd = EtcdProcess(self.tmp / "etcd")
+        try:
+            self.etcd.start()
+            self.cluster = Cluster(
+                self.tmp / "nodes", self.etcd, self.size, base_overrides={}, source_dir=self.source.directory
+            )
+            self.bootstrap = self.cluster.bootstrap
+            self.cluster.start()
+            wait_brokers(self.bootstrap, self.size, timeout=60)
+        except (AssertionError, RuntimeError, BenchError, KafkaException) as e:
+            raise BenchError(f"{self.name} did not start: {e}\n{self.diagnostics()}") from e
+
+    def nodes(self) -> list[BrokerProcess]:
+        return list(self.cluster.nodes.values()) if self.cluster is not None else []
+
+    def pids(self) -> list[int]:
+        return [node.pid for node in self.nodes()]
 
     def alive(self) -> bool:
-        return bool(self.nodes) and all(node.alive() for node in self.nodes)
-
-    def cpu(self) -> CpuSample | None:
-        samples = [node.cpu() for node in self.nodes]
-        if any(sample is None for sample in samples):
-            return None
-        return CpuSample(sum(s.ticks for s in samples if s), sum(s.fine for s in samples if s))
+        return bool(self.nodes()) and all(node.is_running() for node in self.nodes())
 
     def diagnostics(self) -> str:
-        parts = [node.diagnostics() for node in self.nodes]
-        etcd_state = "running" if self.etcd.proc and self.etcd.proc.poll() is None else "not running"
-        parts.append(
-            f"etcd: {etcd_state}; last lines of {self.etcd.log_path}:\n{tail(self.etcd.log_path, 10)}"
-        )
+        parts = [
+            f"{self.name}/{node.bootstrap}: process {broker_state(node)}; last lines of {node.log_path}:\n"
+            f"{node.log_tail(2000)}"
+            for node in self.nodes()
+        ]
+        if self.etcd is not None:
+            parts.append(
+                f"etcd: {'healthy' if self.etcd.healthy() else 'not answering'}; {self.etcd.log_tail(1000)}"
+            )
         return "\n".join(parts)
 
     def stop(self) -> None:
-        for node in self.nodes:
-            node.stop()
-        self.etcd.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
+        if self.etcd is not None:
+            self.etcd.stop()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 class Mock(Target):
+    """librdkafka's mock cluster, hosted by bench/mock_cluster.py in a process of its own."""
+
     auto_creates = True
 
     def __init__(self, brokers: int = 1, name: str = "mock") -> None:
         self.name = name
         self.brokers = brokers
         self.replication_factor = brokers  # the mock gives auto-created topics one replica per broker
+        self.tmp: Path | None = None
+        self.log_path: Path | None = None
+        self.proc: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="mock-bench-"))
@@ -409,6 +322,21 @@ class Mock(Target):
             raise BenchError(f"mock cluster did not start: {line!r}\n{self.diagnostics()}")
         self.bootstrap = line.split()[1]
 
+    def pids(self) -> list[int]:
+        return [self.proc.pid] if self.proc is not None else []
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def diagnostics(self) -> str:
+        state = (
+            "running" if self.alive() else f"exited with status {self.proc.returncode if self.proc else '?'}"
+        )
+        text = f"{self.name}: process {state}"
+        if self.log_path is not None:
+            text += f"; last lines of {self.log_path}:\n{tail(self.log_path)}"
+        return text
+
     def stop(self) -> None:
         if self.proc is not None:
             assert self.proc.stdin is not None
@@ -417,7 +345,8 @@ class Mock(Target):
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 stop_pid(self.proc)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1021,59 +950,48 @@ def report(
     return "\n".join(out) + "\n"
 
 
-def machine() -> str:
-    model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"nproc {os.cpu_count()}, {model}{mem}, {platform.system()} {platform.release()}"
-
-
-def load_average() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except (OSError, IndexError):
-        return "?"
-
-
-def git(*args: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
-    except OSError:
-        return ""
-    return done.stdout.strip()
-
-
-def export_revision(rev: str) -> tuple[Path, str]:
-    """`git archive` one commit into a temporary directory; returns it and the full commit id."""
-    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
-    if not commit:
-        raise BenchError(f"not a commit: {rev!r}")
-    tmp = Path(tempfile.mkdtemp(prefix="kbroker-src-"))
-    archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
-    return tmp, commit
-
-
-def software(kbroker_commit: str | None) -> str:
-    if kbroker_commit:
-        where = f"commit {kbroker_commit[:12]} ({git('log', '-1', '--format=%cs %s', kbroker_commit)[:80]})"
-    else:
-        where = f"the working tree at {git('describe', '--always', '--dirty') or '?'}"
+def software(source: KBrokerSource) -> str:
     return (
         f"Python {platform.python_version()}, confluent-kafka {confluent_kafka.__version__}, "
-        f"librdkafka {confluent_kafka.libversion()[0]}; kbroker from {where}"
+        f"librdkafka {confluent_kafka.libversion()[0]}; kbroker from {source.description}"
     )
+
+
+def make_target(name: str, source: KBrokerSource, cluster: bool) -> Target:
+    if name == "kbroker":
+        return KBrokerCluster(source) if cluster else KBroker(source)
+    if name == "kbroker-shm":
+        return KBroker(source, "kbroker-shm", data_root="/dev/shm")
+    assert name == "mock", name
+    return Mock(3, "mock-x3") if cluster else Mock()
+
+
+def run_targets(targets: list[Target], plan: Plan, meta: dict[str, str]) -> tuple[str, bool] | None:
+    """Start every target, run the plan, stop them all; (the report, whether anything failed), or None when a
+    target could not start."""
+    started: list[Target] = []
+    try:
+        for t in targets:
+            started.append(t)  # stopped even if it fails half-way through starting
+            try:
+                t.start()
+            except BenchError as e:
+                print(f"could not start {t.name}: {e}", file=sys.stderr)
+                return None
+            print(f"{t.name} at {t.bootstrap} (pids {', '.join(map(str, t.pids()))})", flush=True)
+        idle_start = {t.name: idle_cpu(t, plan.idle_seconds) for t in targets}
+        results, failures = run(targets, plan)
+        idle_end = {t.name: idle_cpu(t, plan.idle_seconds) for t in targets}
+        meta["idle"] = ", ".join(
+            f"{t.name} {fmt_share(idle_start[t.name])} at the start, {fmt_share(idle_end[t.name])} at the end "
+            f"(holding {count_topics(t)} topics)"
+            for t in targets
+        )
+    finally:
+        for t in started:
+            t.stop()
+    meta["load_end"] = load_average()
+    return report(targets, plan, results, failures, meta), bool(failures)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1163,16 +1081,10 @@ def main(argv: list[str] | None = None) -> int:
         idle_seconds=1.0 if args.quick else 3.0,
     )
     names = [t.strip() for t in args.targets.split(",") if t.strip()]
-    targets: list[Target] = []
     for name in names:
-        if name == "kbroker" and args.cluster:
-            targets.append(KBrokerCluster())
-        elif name == "kbroker":
-            targets.append(KBroker())
-        elif name == "kbroker-shm":
-            targets.append(KBroker("kbroker-shm", data_root="/dev/shm"))
-        elif name == "mock":
-            targets.append(Mock(3, "mock-x3") if args.cluster else Mock())
+        if name not in ("kbroker", "kbroker-shm", "mock"):
+            parser.error(f"unknown target {name!r}")
+        if name == "mock":
             for s in sizes:
                 # round-robin over the partitions; a record of a batch carries ~8-12 bytes besides its value
                 per_partition = consume_records[s] * (s + 12) / PARTITIONS
@@ -1181,55 +1093,28 @@ def main(argv: list[str] | None = None) -> int:
                         f"{consume_records[s]} records of {s} B to read back exceed the mock's ~5 MiB per partition: "
                         "use fewer --consume-records"
                     )
-        else:
-            parser.error(f"unknown target {name!r}")
     out = args.out
     if out is None and not args.quick and names == ["kbroker", "mock"]:
         out = BENCH / ("results-cluster.md" if args.cluster else "results.md")
 
-    global KBROKER_SOURCE
-    source_tmp: Path | None = None
-    kbroker_commit: str | None = None
-    if args.kbroker_rev:
-        try:
-            source_tmp, kbroker_commit = export_revision(args.kbroker_rev)
-        except (BenchError, subprocess.CalledProcessError) as e:
-            parser.error(f"--kbroker-rev {args.kbroker_rev}: {e}")
-        KBROKER_SOURCE = source_tmp
     meta = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": machine(),
-        "software": software(kbroker_commit),
         "command": ".venv/bin/python bench/run.py "
         + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
     }
-    meta["load_start"] = load_average()
-    print(f"{meta['machine']}\n{meta['software']}", flush=True)
-    started: list[Target] = []
     try:
-        for t in targets:
-            started.append(t)  # stopped even if it fails half-way through starting
-            try:
-                t.start()
-            except BenchError as e:
-                print(f"could not start {t.name}: {e}", file=sys.stderr)
-                return 2
-            print(f"{t.name} at {t.bootstrap} (pid {t.proc.pid if t.proc else '?'})", flush=True)
-        idle_start = {t.name: idle_cpu(t, plan.idle_seconds) for t in targets}
-        results, failures = run(targets, plan)
-        idle_end = {t.name: idle_cpu(t, plan.idle_seconds) for t in targets}
-        meta["idle"] = ", ".join(
-            f"{t.name} {fmt_share(idle_start[t.name])} at the start, {fmt_share(idle_end[t.name])} at the end "
-            f"(holding {count_topics(t)} topics)"
-            for t in targets
-        )
-    finally:
-        for t in started:
-            t.stop()
-        if source_tmp is not None:
-            shutil.rmtree(source_tmp, ignore_errors=True)
-    meta["load_end"] = load_average()
-    text = report(targets, plan, results, failures, meta)
+        with kbroker_sources([args.kbroker_rev] if args.kbroker_rev else None) as (source,):
+            meta["software"] = software(source)
+            meta["load_start"] = load_average()
+            print(f"{meta['machine']}\n{meta['software']}", flush=True)
+            outcome = run_targets([make_target(name, source, args.cluster) for name in names], plan, meta)
+    except (BenchError, subprocess.CalledProcessError) as e:
+        print(f"kbroker sources: {e}", file=sys.stderr)
+        return 2
+    if outcome is None:
+        return 2
+    text, failed = outcome
     print()
     print(text)
     if out is not None:
@@ -1238,7 +1123,7 @@ def main(argv: list[str] | None = None) -> int:
             + text
         )
         print(f"written to {out}")
-    return 1 if failures else 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
