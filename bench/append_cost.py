@@ -201,10 +201,6 @@ class Layout:
     topics: dict[str, int]  # name -> partition count
     slices: list[tuple[str, list[int]]]  # one per parked fetcher: (topic, its partitions)
 
-    @property
-    def parked_partitions(self) -> int:
-        return sum(len(parts) for _, parts in self.slices)
-
     def describe(self) -> str:
         """e.g. "50 x 99-100 (partitions 1..)" """
         sizes = sorted({len(parts) for _, parts in self.slices})
