@@ -1,8 +1,8 @@
 """What one append costs the broker, and what it burns while idle, as partitions and parked fetchers grow.
 
-    .venv/bin/python bench/append_cost.py --kbroker-rev HEAD                        # writes bench/results-append-cost.md
-    .venv/bin/python bench/append_cost.py --kbroker-rev OLD --kbroker-rev NEW      # before/after, interleaved
-    .venv/bin/python bench/append_cost.py --quick                                   # <1 min smoke check, prints only
+    .venv/bin/python bench/append_cost.py --kbroker-rev HEAD                    # writes bench/results-append-cost.md
+    .venv/bin/python bench/append_cost.py --kbroker-rev OLD --kbroker-rev NEW  # before/after, interleaved
+    .venv/bin/python bench/append_cost.py --quick                               # <1 min smoke check, prints only
 
 For each revision and each partition count P, a single-node kbroker holds a topic of P partitions whose partition 0
 receives the appends. 50 raw connections ("parked fetchers") long-poll Fetch on the *other* partitions, which never
@@ -680,8 +680,9 @@ def report(
         f"Command: `{meta['command']}`  ",
         f"Load average (1 min) at the start and the end: {meta['load_start']} / {meta['load_end']} "
         "(other work on the machine shows here)  ",
-        f"Plan: {plan.rounds} round{'s' if plan.rounds != 1 else ''}; in each, every (partition count, revision) in turn, the order reversed every "
-        "other round; for each a broker started on its data directory (topics created beforehand), "
+        f"Plan: {plan.rounds} round{'s' if plan.rounds != 1 else ''}; in each, every (partition count, revision) "
+        "in turn, the order reversed every other round; for each a broker started on its data directory "
+        "(topics created beforehand), "
         f"{plan.settle_seconds:g} s to settle, {plan.idle_seconds:g} s idle with nothing connected, "
         f"{plan.idle_seconds:g} s idle with the fetchers parked, then "
         + " and ".join(f"acks={a}" for a in plan.acks_modes)
