@@ -16,6 +16,17 @@ find_python311() {
     return 1
 }
 
+# lock_setup / unlock_setup: one set-up at a time. Several scripts/serve started at once (the README's three-node
+# block on a fresh clone) or beside a scripts/test would otherwise race to create and fill the same venv.
+lock_setup() {
+    exec 9>.setup.lock
+    flock 9
+}
+unlock_setup() {
+    flock -u 9
+    exec 9>&-
+}
+
 # ensure_venv DIR: create the venv DIR if it has no python yet.
 ensure_venv() {
     local dir=$1

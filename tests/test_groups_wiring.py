@@ -8,6 +8,7 @@ another broker and back.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -135,12 +136,20 @@ async def test_an_acknowledged_commit_is_fsynced_and_visible(broker: Broker) -> 
 
 
 @pytest.mark.trio
-async def test_a_commit_that_cannot_be_written_gets_coordinator_not_available(broker: Broker) -> None:
+async def test_a_commit_that_cannot_be_written_gets_coordinator_not_available(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
     group = group_in(1)
     plog = broker.replicas.leader_log(offsets(1))
     assert plog is not None
     plog.offline = True  # what a failed fsync leaves behind
-    assert await commit(broker, group, 7) == [E.COORDINATOR_NOT_AVAILABLE]
+    with caplog.at_level(logging.INFO):
+        assert await commit(broker, group, 7) == [E.COORDINATOR_NOT_AVAILABLE]
+    # An expected failure (a failover gives the same): one WARNING line that says why, no ERROR, no traceback.
+    said = [r for r in caplog.records if r.name == "kbroker.coordinator.runtime"]
+    assert [(r.levelname, r.exc_info) for r in said] == [("WARNING", None)]
+    assert "KAFKA_STORAGE_ERROR" in said[0].getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 @pytest.mark.trio

@@ -133,13 +133,18 @@ class MetadataStore:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Load the current metadata, then follow etcd's changes forever. Signals started once loaded."""
         backoff = 0.1
+        failures = 0
         while not self._loaded:
             try:
                 await self._reload()
             except EtcdUnavailable as exc:
-                log.warning("metadata store cannot read etcd yet: %s", exc)
+                # Said once (then quietly retried every 2 s at most), not at every attempt.
+                log.log(logging.DEBUG if failures else logging.WARNING, "cannot read etcd yet, retrying: %s", exc)
+                failures += 1
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
+        if failures:
+            log.info("reached etcd after %d failed attempts", failures)
         task_status.started()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._check_watch_progress)

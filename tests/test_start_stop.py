@@ -1,0 +1,163 @@
+"""Starting and stopping as a new user meets it: a second broker on a used data directory, a taken port, a cluster
+node stopped while it waits for etcd, what the start-up log says, and `scripts/serve` started three times at once.
+
+Every process is started and stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.broker_process import BrokerProcess, free_port
+
+pytestmark = pytest.mark.timeout(120)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def serve(data_dir: Path, *args: str, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kbroker", "serve", "--data-dir", str(data_dir), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+def wait_for_text(path: Path, text: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in path.read_text(errors="replace"):
+        assert process.poll() is None, (
+            f"exited with {process.returncode} before saying {text!r}:\n{path.read_text()}"
+        )
+        assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n{path.read_text()}"
+        time.sleep(0.05)
+
+
+def test_a_second_broker_on_the_same_data_directory_refuses_to_start(
+    broker: BrokerProcess, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kbroker", "serve", "--data-dir", str(broker.data_dir),
+         "--listeners", f"PLAINTEXT://127.0.0.1:{free_port()}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"kbroker: data directory {broker.data_dir} is in use by another broker (pid {broker.pid})"
+    ]
+    # The first broker was not disturbed.
+    assert broker.is_running()
+    with socket.create_connection((broker.host, broker.port), timeout=5):
+        pass
+
+
+def test_the_lock_goes_with_the_process_even_after_kill_9(broker: BrokerProcess) -> None:
+    broker.kill()
+    broker.start()
+    assert broker.is_running()
+
+
+def test_a_taken_port_is_said_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "kbroker", "serve", "--data-dir", str(tmp_path / "data"),
+             "--listeners", f"PLAINTEXT://127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"kbroker: 127.0.0.1:{port} is already in use"]
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_cluster_node_waiting_for_etcd_stops_at_once(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]], signum: int
+) -> None:
+    nobody = free_port()  # no etcd listens here
+    log = tmp_path / "node.log"
+    node = serve(
+        tmp_path / "data",
+        "--node-id", "1",
+        "--metadata", f"etcd://127.0.0.1:{nobody}",
+        "--listeners", f"PLAINTEXT://127.0.0.1:{free_port()}",
+        log=log,
+    )  # fmt: skip
+    processes.append(node)
+    wait_for_text(log, "cannot read etcd yet", node)
+    started = time.monotonic()
+    os.kill(node.pid, signum)
+    assert node.wait(10) == 0
+    assert time.monotonic() - started < 5
+    text = log.read_text()
+    assert "broker stopped" in text
+    assert "Traceback" not in text
+    # Said once, not at every retry.
+    assert text.count("cannot read etcd yet") == 1
+
+
+def test_the_start_up_log_says_what_changed_once(broker: BrokerProcess) -> None:
+    """A fresh single node creates __consumer_offsets (50 partitions) and leads them all: a few lines, not one per
+    partition."""
+    lines = [line for line in broker.log_text().splitlines() if " INFO " in line or " WARNING " in line]
+    assert sum("__consumer_offsets" in line for line in lines) <= 4, "\n".join(lines)
+    assert len(lines) <= 10, "\n".join(lines)
+    assert not any(" ERROR " in line or "Traceback" in line for line in broker.log_text().splitlines())
+
+
+@pytest.mark.timeout(600)
+def test_three_scripts_serve_started_at_once_share_one_venv_set_up(tmp_path: Path) -> None:
+    """The README's three-node block on a fresh clone: three `scripts/serve` racing to create the venv. A lock makes
+    the set-up happen once; every one of them gets a working broker."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    # The working tree's scripts and package files (the commit under test may not be the clone's HEAD yet).
+    for name in ("scripts", "kbroker", "protocol"):
+        shutil.rmtree(clone / name)
+        shutil.copytree(ROOT / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", clone / "pyproject.toml")
+    runs = [
+        subprocess.Popen(
+            [str(clone / "scripts" / "serve"), "--help"],
+            cwd=clone,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        for _ in range(3)
+    ]
+    try:
+        outputs = [run.communicate(timeout=540)[0].decode(errors="replace") for run in runs]
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+    for run, output in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, output
+        assert "broker configs" in output
+    assert sum("==> creating" in output for output in outputs) == 1, outputs
