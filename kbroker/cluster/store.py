@@ -481,7 +481,7 @@ class MetadataStore:
         *,
         topic_id: uuid.UUID | None = None,
     ) -> TopicMetadata:
-        """Create a topic record; the controller then places its partitions (wait with wait_for_topic).
+        """Create a topic record; the controller then places its partitions (wait with `wait_until(topic_complete)`).
 
         Raises InvalidTopic, InvalidPartitions, InvalidReplicationFactor (more replicas than live brokers in
         this node's view) or TopicAlreadyExists.
@@ -529,10 +529,6 @@ class MetadataStore:
         )
         if not result.succeeded:
             raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
-
-    async def wait_for_topic(self, name: str) -> MetadataImage:
-        """Wait until the topic exists with every partition placed."""
-        return await self.wait_until(lambda s: s.topic_complete(name))
 
     # ---- leader-proposed ISR changes (AlterPartition) --------------------------------------------------
 

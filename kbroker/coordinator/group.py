@@ -311,9 +311,6 @@ class Group:
 
     # ---- queries -----------------------------------------------------------------------------------------------
 
-    def is_in(self, *states: GroupState) -> bool:
-        return self.state in states
-
     @property
     def size(self) -> int:
         return len(self.members)

@@ -33,7 +33,6 @@ from protocol.primitives import Reader, Writer
 FETCH_VERSION = 12
 """The last Fetch version that names topics (13+ use topic ids) and still carries replica_id at the top level."""
 OFFSET_FOR_LEADER_EPOCH_VERSION = 4
-LIST_OFFSETS_VERSION = 7
 METADATA_VERSION = 12
 
 _RECEIVE_SIZE = 256 * 1024

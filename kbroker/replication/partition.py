@@ -181,8 +181,9 @@ class Partition:
                 )
         info = self.log.append_as_leader(records, self.leader_epoch, now_ms)
         if not info.duplicate:
-            # The log end moved: followers' parked fetches (and, with an ISR of one, the high watermark).
-            self.maybe_advance_high_watermark()
+            # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
+            # for both.
+            self._advance_high_watermark()
             self._on_progress(self.tp)
         return info
 
@@ -293,14 +294,18 @@ class Partition:
         )
 
     def maybe_advance_high_watermark(self) -> bool:
+        """Move the high watermark as far as the ISR has the log; wake the partition's parked requests if it moved."""
+        if self._advance_high_watermark():
+            self._on_progress(self.tp)
+            return True
+        return False
+
+    def _advance_high_watermark(self) -> bool:
         leader = self.replication
         if leader is None:
             return False
         hw = leader.high_watermark(self.log.log_end_offset)
-        if hw >= 0 and self.log.advance_high_watermark(hw):
-            self._on_progress(self.tp)
-            return True
-        return False
+        return hw >= 0 and self.log.advance_high_watermark(hw)
 
     def isr_proposal(
         self, now_ms: int, lag_time_max_ms: int, live_brokers: Collection[int]

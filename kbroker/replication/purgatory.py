@@ -36,11 +36,14 @@ class _Watcher:
 class Purgatory:
     def __init__(self) -> None:
         self._watchers: dict[TopicPartition, set[_Watcher]] = {}
+        self.wakes = 0
+        """How many times a parked request was woken (for tests and metrics)."""
 
     def wake(self, tp: TopicPartition) -> None:
         """`tp` moved: every request watching it looks again."""
         watchers = self._watchers.get(tp)
         if watchers:
+            self.wakes += len(watchers)
             for watcher in watchers:
                 watcher.wake()
 

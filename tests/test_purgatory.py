@@ -1,0 +1,196 @@
+"""The purgatory: parked requests are woken by their own partitions only.
+
+First the mechanism alone (a wake reaches exactly the requests watching that partition; a wake that comes before the
+wait is not lost), then in a broker running in process: a long-poll fetch parked on one partition is not woken by
+appends to another and is answered by an append to its own; an acks=-1 produce on a replicated partition parks until
+its follower's fetch moves the high watermark past it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from kbroker.app import Broker
+from kbroker.common import TopicPartition
+from kbroker.config import BrokerConfig
+from kbroker.replication.purgatory import Purgatory
+from protocol.errors import ErrorCode
+from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.records import Record, build_batch
+from tests.inprocess import call, running_broker, wait_until
+from tests.memory_metadata import MemoryMetadata
+
+pytestmark = pytest.mark.timeout(60)
+
+A, B = TopicPartition("t", 0), TopicPartition("t", 1)
+
+
+def counting(done: Callable[[], bool], calls: list[int]) -> Callable[[], bool]:
+    def check() -> bool:
+        calls.append(1)
+        return done()
+
+    return check
+
+
+@pytest.mark.trio
+async def test_a_wake_reaches_only_the_requests_watching_that_partition() -> None:
+    purgatory = Purgatory()
+    ready = {A: False, B: False}
+    checks: dict[TopicPartition, list[int]] = {A: [], B: []}
+    results: dict[TopicPartition, bool] = {}
+
+    async def park(tp: TopicPartition) -> None:
+        results[tp] = await purgatory.wait_until(
+            [tp], counting(lambda: ready[tp], checks[tp]), trio.current_time() + 60
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(park, A)
+        nursery.start_soon(park, B)
+        await trio.testing.wait_all_tasks_blocked()
+        assert (purgatory.watching(A), purgatory.watching(B)) == (1, 1)
+        assert checks == {A: [1], B: [1]}  # each checked once when it parked
+        for _ in range(100):
+            purgatory.wake(A)  # A moved, but not far enough
+            await trio.testing.wait_all_tasks_blocked()
+        assert (len(checks[A]), len(checks[B])) == (101, 1)
+        ready[B] = True
+        purgatory.wake(B)
+        await trio.testing.wait_all_tasks_blocked()
+        assert results == {B: True}
+        assert (len(checks[A]), len(checks[B])) == (101, 2)
+        ready[A] = True
+        purgatory.wake(A)
+    assert results == {A: True, B: True}
+
+
+@pytest.mark.trio
+async def test_a_wake_while_a_request_checks_is_not_lost() -> None:
+    """A partition may move while a woken request is still checking (between two waits): that wake must count."""
+    purgatory = Purgatory()
+    calls: list[int] = []
+
+    def check() -> bool:
+        calls.append(1)
+        if len(calls) == 2:
+            purgatory.wake(A)  # moved again during this check
+        return len(calls) == 3
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(purgatory.wait_until, [A], check, trio.current_time() + 60)
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(calls) == 1
+        purgatory.wake(A)
+        with trio.fail_after(5):
+            await trio.testing.wait_all_tasks_blocked()
+    assert len(calls) == 3
+    assert purgatory.watching(A) == 0
+
+
+@pytest.mark.trio
+async def test_the_deadline_ends_a_wait_with_a_last_check() -> None:
+    purgatory = Purgatory()
+    assert not await purgatory.wait_until([A], lambda: False, trio.current_time() + 0.05)
+    assert purgatory.watching(A) == 0
+
+
+def fetch(tp: TopicPartition, offset: int, max_wait_ms: int) -> FetchRequest:
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        topics=[
+            FetchTopic(
+                topic=tp.topic,
+                partitions=[
+                    FetchPartition(partition=tp.partition, fetch_offset=offset, partition_max_bytes=1 << 20)
+                ],
+            )
+        ],
+    )
+
+
+def produce(tp: TopicPartition, acks: int) -> ProduceRequest:
+    batch = bytes(build_batch([Record(0, 0, b"k", b"v")]))
+    return ProduceRequest(
+        acks=acks,
+        timeout_ms=30_000,
+        topic_data=[
+            TopicProduceData(
+                name=tp.topic, partition_data=[PartitionProduceData(index=tp.partition, records=batch)]
+            )
+        ],
+    )
+
+
+@pytest.mark.trio
+async def test_a_parked_fetch_is_woken_by_its_own_partition_only(tmp_path: Path) -> None:
+    async with running_broker(tmp_path / "data") as broker:
+        await broker.metadata.create_topic("t", 2, 1, {})
+        purgatory = broker.replicas.purgatory
+        answers: list[int] = []
+
+        async def consumer() -> None:
+            response = await call(broker, fetch(A, 0, max_wait_ms=30_000), 12)
+            answers.append(len(response.responses[0].partitions[0].records or b""))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(consumer)
+            await wait_until(lambda: purgatory.watching(A) == 1)
+            wakes = purgatory.wakes
+            for _ in range(50):
+                assert (await call(broker, produce(B, 1), 9)).responses[0].partition_responses[
+                    0
+                ].error_code == 0
+            assert purgatory.wakes == wakes  # 50 appends elsewhere: not one wake of the parked fetch
+            assert answers == []
+            await call(broker, produce(A, 1), 9)
+            # Answered by that append, not by its 30 s max_wait_ms running out.
+            await wait_until(lambda: bool(answers), timeout_s=5)
+        assert len(answers) == 1
+        assert answers[0] > 0
+        assert purgatory.wakes == wakes + 1
+        assert purgatory.watching(A) == 0
+
+
+def two_brokers(config: BrokerConfig) -> MemoryMetadata:
+    return MemoryMetadata(config, {0: ("127.0.0.1", 9092), 1: ("127.0.0.1", 9)})
+
+
+async def follower_fetch(broker: Broker, tp: TopicPartition, offset: int) -> None:
+    request = fetch(tp, offset, max_wait_ms=0)
+    request.replica_id = 1
+    response = await call(broker, request, 12)
+    assert response.responses[0].partitions[0].error_code == ErrorCode.NONE
+
+
+@pytest.mark.trio
+async def test_an_acks_all_produce_parks_until_the_follower_has_the_batch(tmp_path: Path) -> None:
+    async with running_broker(tmp_path / "data", metadata=two_brokers) as broker:
+        await broker.metadata.create_topic("t", 2, 2, {})
+        purgatory = broker.replicas.purgatory
+        await follower_fetch(broker, A, 0)
+        answers: list[int] = []
+
+        async def producer() -> None:
+            response = await call(broker, produce(A, -1), 9)
+            answers.append(response.responses[0].partition_responses[0].error_code)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(producer)
+            await wait_until(lambda: purgatory.watching(A) == 1)
+            # fsynced on the leader by now or soon, but the follower has not fetched it: still parked.
+            partition = broker.replicas.partitions[A]
+            await wait_until(lambda: partition.log.recovery_point == 1)
+            assert answers == []
+            await follower_fetch(broker, A, 1)
+        assert answers == [ErrorCode.NONE]
+        assert partition.high_watermark == 1
