@@ -1,20 +1,31 @@
-"""compat/: the same scenarios against any broker.
+"""compat/: the same scenarios against any broker, Apache Kafka being the reference.
 
-    pytest compat                          # a kbroker started here, and a real Apache Kafka if Docker is reachable
+    pytest compat                          # a kbroker, Apache Kafka 3.9.2 and 4.3.1, each started here
+    pytest compat --kafka 3.9.2            # a kbroker and the Apache Kafka releases named (`none`: kbroker only)
+    pytest compat --kafka-docker           # also Apache Kafka 3.9 in Docker (testcontainers), where Docker runs
     pytest compat --bootstrap HOST:PORT    # only the broker at HOST:PORT (e.g. an Apache Kafka you run)
 
+Apache Kafka comes from Maven Central through compat/kafka/ (resolved once into ~/.cache, started as a single
+KRaft node on free loopback ports); scripts/test resolves the default releases, and under CI a missing java or
+mvn fails the Kafka targets instead of skipping them. Each target is started once, when its first scenario
+runs, and stopped after its last (pytest groups the scenarios by target).
+
 Every scenario takes the `target` fixture and uses nothing but `target.bootstrap`, with fresh topic names, so
-one broker per session serves them all.
+one broker per target serves them all.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from compat.clients.java import JavaHarness
+from compat.kafka import DEFAULT_VERSIONS
+from compat.kafka.install import InstallFailed, install, is_installed
+from compat.kafka.process import KafkaProcess
 from compat.target import Target
 from tests import conftest as shared
 from tests.broker_process import BrokerProcess
@@ -28,23 +39,47 @@ kcat_path = shared.kcat_path
 kp202_python = shared.kp202_python
 pytest_runtest_makereport = shared.pytest_runtest_makereport
 
-# The image testcontainers starts: Confluent's packaging of Apache Kafka 3.9 (the version the clients were
-# studied against), in KRaft mode.
+# The image testcontainers starts with --kafka-docker: Confluent's packaging of Apache Kafka 3.9, in KRaft mode.
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.0"
+KAFKA_DOCKER = "kafka-docker"
+KAFKA_PREFIX = "kafka-"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--bootstrap",
         metavar="HOST:PORT",
-        help="run compat/ against this broker only, instead of a kbroker (and Apache Kafka) started here",
+        help="run compat/ against this broker only, instead of the brokers started here",
     )
+    parser.addoption(
+        "--kafka",
+        metavar="VERSIONS",
+        default=",".join(DEFAULT_VERSIONS),
+        help="the Apache Kafka releases (from Maven Central) to run compat/ against, comma-separated, or `none` "
+        "(default: %(default)s)",
+    )
+    parser.addoption(
+        "--kafka-docker",
+        action="store_true",
+        help=f"also run compat/ against {KAFKA_IMAGE} through testcontainers (needs a Docker engine)",
+    )
+
+
+def target_names(config: pytest.Config) -> list[str]:
+    if config.getoption("--bootstrap"):
+        return ["external"]
+    versions = config.getoption("--kafka")
+    names = ["kbroker"]
+    if versions != "none":
+        names += [KAFKA_PREFIX + version.strip() for version in versions.split(",") if version.strip()]
+    if config.getoption("--kafka-docker"):
+        names.append(KAFKA_DOCKER)
+    return names
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "target" in metafunc.fixturenames:
-        names = ["external"] if metafunc.config.getoption("--bootstrap") else ["kbroker", "apache-kafka"]
-        metafunc.parametrize("target", names, indirect=True, scope="session")
+        metafunc.parametrize("target", target_names(metafunc.config), indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +89,21 @@ def _kbroker_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broke
     process.start()
     yield process
     process.stop()
+
+
+def start_kafka(version: str, base: Path) -> KafkaProcess:
+    """A single-node Apache Kafka `version` (compat/kafka/), its jars resolved first if need be."""
+    if shutil.which("java") is None:
+        shared.missing_tool(
+            f"java is not installed (apt package openjdk-17-jdk-headless), needed by Kafka {version}"
+        )
+    if not is_installed(version) and shutil.which("mvn") is None:
+        shared.missing_tool(f"mvn is not installed (apt package maven), needed to resolve Kafka {version}")
+    try:
+        install(version)
+    except InstallFailed as error:
+        pytest.fail(str(error))
+    return KafkaProcess(version, base).start()
 
 
 def _docker_unreachable_reason() -> str | None:
@@ -69,7 +119,7 @@ def _docker_unreachable_reason() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def _apache_kafka_session() -> Iterator[str]:
+def _kafka_docker_session() -> Iterator[str]:
     reason = _docker_unreachable_reason()
     if reason is not None:
         pytest.skip(f"Apache Kafka via testcontainers needs Docker: {reason}")
@@ -80,19 +130,32 @@ def _apache_kafka_session() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def target(request: pytest.FixtureRequest) -> Target:
-    if request.param == "external":
-        return Target("external", request.config.getoption("--bootstrap"))
-    if request.param == "apache-kafka":
-        return Target("apache-kafka", request.getfixturevalue("_apache_kafka_session"))
-    process: BrokerProcess = request.getfixturevalue("_kbroker_session")
-    return Target("kbroker", process.bootstrap, process)
+def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    """The broker of this parametrization. An Apache Kafka lives as long as this fixture's value: pytest sets up
+    a session-scoped parameter once and tears it down when it moves on to the next, so only one Kafka runs at a
+    time; its log stays under pytest's temporary directory."""
+    name: str = request.param
+    if name == "external":
+        yield Target("external", request.config.getoption("--bootstrap"))
+    elif name == KAFKA_DOCKER:
+        yield Target(KAFKA_DOCKER, request.getfixturevalue("_kafka_docker_session"))
+    elif name.startswith(KAFKA_PREFIX):
+        version = name.removeprefix(KAFKA_PREFIX)
+        kafka = start_kafka(version, tmp_path_factory.mktemp(f"compat-kafka-{version}"))
+        try:
+            yield Target(name, kafka.bootstrap, kafka)
+        finally:
+            kafka.stop()
+    else:
+        process: BrokerProcess = request.getfixturevalue("_kbroker_session")
+        yield Target("kbroker", process.bootstrap, process)
 
 
 @pytest.fixture(autouse=True)
-def _kbroker_alive(request: pytest.FixtureRequest) -> None:
-    """Attach the session kbroker's log to each compat failure, and revive it if an earlier scenario killed it
-    (that scenario has failed already; the ones after it should still say something)."""
+def _target_alive(request: pytest.FixtureRequest) -> None:
+    """Attach the log of the broker started here (kbroker or Apache Kafka) to each compat failure, and revive it
+    if an earlier scenario killed it (that scenario has failed already; the ones after it should still say
+    something)."""
     if "target" not in request.fixturenames:
         return
     target: Target = request.getfixturevalue("target")

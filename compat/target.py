@@ -10,8 +10,8 @@ from tests.broker_process import BrokerProcess
 
 @dataclass(frozen=True)
 class Target:
-    """A broker under test: its name in test ids and where clients connect. `process` is set for a kbroker
-    started by the suite (None for an external broker or a container)."""
+    """A broker under test: its name in test ids and where clients connect. `process` is set for a broker the
+    suite started, a kbroker or an Apache Kafka (a KafkaProcess); None for an external broker or a container."""
 
     name: str
     bootstrap: str

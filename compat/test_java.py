@@ -41,7 +41,7 @@ def test_admin_describe_topic_and_cluster(target: Target, java_harness: JavaHarn
     assert cluster["cluster_id"], cluster
     assert cluster["controller"] in node_ids, cluster
     if target.process is not None:
-        # A single kbroker advertises the address it listens on.
+        # A single broker started here (kbroker or Apache Kafka) advertises the address it listens on.
         assert [f"{n['host']}:{n['port']}" for n in cluster["nodes"]] == [target.bootstrap]
 
 
