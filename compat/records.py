@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,8 +19,12 @@ from typing import Any
 
 Headers = tuple[tuple[str, bytes], ...]
 
-# Fixed, so a rerun against the same broker produces identical bytes; 2024-01-01T00:00:00Z in milliseconds.
-BASE_TIMESTAMP_MS = 1_704_067_200_000
+# The start of today (UTC), in milliseconds: fixed for a day, so a rerun produces identical bytes, and recent, so
+# that time-based retention (log.retention.hours=168 by default, judged by the records' own timestamps) cannot
+# delete a scenario's records under it. A constant date in 2024 did not hold: Apache Kafka's first retention check,
+# 30 s after it starts, deleted them between produce and consume.
+_DAY_MS = 86_400_000
+BASE_TIMESTAMP_MS = int(time.time() * 1000) // _DAY_MS * _DAY_MS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
