@@ -17,6 +17,7 @@ one broker per target serves them all.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,8 +92,11 @@ def _kbroker_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broke
     process.stop()
 
 
-def start_kafka(version: str, base: Path) -> KafkaProcess:
-    """A single-node Apache Kafka `version` (compat/kafka/), its jars resolved first if need be."""
+def start_kafka(version: str) -> KafkaProcess:
+    """A single-node Apache Kafka `version` (compat/kafka/), its jars resolved first if need be.
+
+    Its directory (config, data, log) is not under pytest's basetemp: pytest keeps only the last three of those,
+    and every pytest run by the same user on this machine counts."""
     if shutil.which("java") is None:
         shared.missing_tool(
             f"java is not installed (apt package openjdk-17-jdk-headless), needed by Kafka {version}"
@@ -103,6 +107,7 @@ def start_kafka(version: str, base: Path) -> KafkaProcess:
         install(version)
     except InstallFailed as error:
         pytest.fail(str(error))
+    base = Path(tempfile.mkdtemp(prefix=f"kbroker-compat-kafka-{version}-"))
     return KafkaProcess(version, base).start()
 
 
@@ -130,10 +135,11 @@ def _kafka_docker_session() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     """The broker of this parametrization. An Apache Kafka lives as long as this fixture's value: pytest sets up
     a session-scoped parameter once and tears it down when it moves on to the next, so only one Kafka runs at a
-    time; its log stays under pytest's temporary directory."""
+    time. Its directory (config, data, log) is removed afterwards unless a scenario failed meanwhile; failure
+    reports name it."""
     name: str = request.param
     if name == "external":
         yield Target("external", request.config.getoption("--bootstrap"))
@@ -141,11 +147,14 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         yield Target(KAFKA_DOCKER, request.getfixturevalue("_kafka_docker_session"))
     elif name.startswith(KAFKA_PREFIX):
         version = name.removeprefix(KAFKA_PREFIX)
-        kafka = start_kafka(version, tmp_path_factory.mktemp(f"compat-kafka-{version}"))
+        failed_before = request.session.testsfailed
+        kafka = start_kafka(version)
         try:
             yield Target(name, kafka.bootstrap, kafka)
         finally:
             kafka.stop()
+            if request.session.testsfailed == failed_before:
+                shutil.rmtree(kafka.base_dir, ignore_errors=True)
     else:
         process: BrokerProcess = request.getfixturevalue("_kbroker_session")
         yield Target("kbroker", process.bootstrap, process)

@@ -227,6 +227,9 @@ class KafkaProcess(BrokerProcess):
                 )
             time.sleep(0.2)
 
+    def log_tail(self, chars: int = 8000) -> str:
+        return f"(the whole log: {self.log_path})\n{super().log_tail(chars)}"
+
     def _probe_broker_ids(self) -> set[int]:
         """The broker ids this node's Metadata lists, or none while it does not answer."""
         try:
