@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -92,11 +92,9 @@ def _kbroker_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broke
     process.stop()
 
 
-def start_kafka(version: str) -> KafkaProcess:
-    """A single-node Apache Kafka `version` (compat/kafka/), its jars resolved first if need be.
-
-    Its directory (config, data, log) is not under pytest's basetemp: pytest keeps only the last three of those,
-    and every pytest run by the same user on this machine counts."""
+def require_kafka(version: str) -> Path:
+    """The libs directory of Apache Kafka `version`, resolved first if need be; skips (fails under CI) without
+    java or, for a release not resolved yet, mvn."""
     if shutil.which("java") is None:
         shared.missing_tool(
             f"java is not installed (apt package openjdk-17-jdk-headless), needed by Kafka {version}"
@@ -104,11 +102,25 @@ def start_kafka(version: str) -> KafkaProcess:
     if not is_installed(version) and shutil.which("mvn") is None:
         shared.missing_tool(f"mvn is not installed (apt package maven), needed to resolve Kafka {version}")
     try:
-        install(version)
+        return install(version)
     except InstallFailed as error:
         pytest.fail(str(error))
+
+
+def start_kafka(version: str) -> KafkaProcess:
+    """A single-node Apache Kafka `version` (compat/kafka/).
+
+    Its directory (config, data, log) is not under pytest's basetemp: pytest keeps only the last three of those,
+    and every pytest run by the same user on this machine counts."""
+    require_kafka(version)
     base = Path(tempfile.mkdtemp(prefix=f"kbroker-compat-kafka-{version}-"))
     return KafkaProcess(version, base).start()
+
+
+@pytest.fixture(scope="session")
+def kafka_release() -> Callable[[str], Path]:
+    """require_kafka, for scenarios that start their own Apache Kafka (e.g. a KafkaCluster)."""
+    return require_kafka
 
 
 def _docker_unreachable_reason() -> str | None:
