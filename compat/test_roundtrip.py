@@ -1,7 +1,8 @@
 """Every stock client, every compression codec: create a topic with 8 partitions, produce, consume it all back.
 
-For each (client, codec) the client creates the topic with its own admin API (kcat: confluent-kafka's), sends
-records spread over the 8 partitions, reads every partition back with assign + seek to beginning, and asks for
+For each (client, codec) the client creates the topic with its own admin API (kcat: confluent-kafka's), the
+scenario waits until every partition's leader serves it (Target.wait_topic_ready), the client sends records spread
+over the 8 partitions, reads every partition back with assign + seek to beginning, and asks for
 the end offsets. The check: every record exactly once, offsets dense from 0 in each partition, records in send
 order per partition, and key, value, headers and timestamp equal to what was sent (for what the client can
 express: see each adapter's record_options).
@@ -70,6 +71,7 @@ def test_produce_and_consume_back(
     topic = target.topic(f"roundtrip-{client_name}-{codec}")
 
     client.create_topic(target.bootstrap, topic, PARTITIONS)
+    target.wait_topic_ready(topic, PARTITIONS)
     records = client.prepare(make_records(count, PARTITIONS, **client.record_options()))
     started = time.time()
     acks = client.produce(target.bootstrap, topic, records, codec)

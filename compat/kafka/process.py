@@ -6,8 +6,9 @@ three voters. Starting a node writes its server.properties, formats its storage 
 runs `java -cp 'libs/*' kafka.Kafka server.properties` in a new session; it is ready when its listener answers
 ApiVersions and its Metadata lists every broker of the cluster (a KRaft broker answers only once it has caught up
 with the metadata log and been unfenced). Stopping is by pid, SIGTERM then SIGKILL, as for a kbroker: KafkaProcess
-is a BrokerProcess whose command is a JVM. The JVM's output (Kafka logs to stdout at INFO) goes to one log file
-per node, kept after the run, and its tail is in every failure message.
+is a BrokerProcess whose command is a JVM. The JVM's output (Kafka logs to stderr at INFO) goes to one log file
+per node, base_dir/kafka.log, which outlives the process (compat/ keeps the directory when a scenario failed); its
+tail and path are in every failure message.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ SERVER_JVM_OPTIONS = (
     "-XX:InitiatingHeapOccupancyPercent=35",
     "-Djava.awt.headless=true",
 )
-# The storage tool runs for a second: the quickest JVM start there is.
+# The storage tool and the other CLI tools run for seconds: the quickest JVM start there is.
 TOOL_JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
 
 
