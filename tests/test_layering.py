@@ -77,7 +77,9 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("path", sorted((ROOT / "protocol").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "protocol").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_protocol_is_sans_io(path: Path) -> None:
     bad = _imports(path) & set(FORBIDDEN)
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
@@ -116,8 +118,16 @@ def test_handlers_depend_on_service_interfaces_only(module: str) -> None:
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("module", sorted(m for m in KBROKER_MODULES if m.startswith("kbroker.log.")), ids=lambda m: m)
+@pytest.mark.parametrize(
+    "module", sorted(m for m in KBROKER_MODULES if m.startswith("kbroker.log.")), ids=lambda m: m
+)
 def test_storage_knows_nothing_above_it(module: str) -> None:
-    above = ("kbroker.replication", "kbroker.metadata", "kbroker.cluster", "kbroker.coordinator", "kbroker.handlers")
+    above = (
+        "kbroker.replication",
+        "kbroker.metadata",
+        "kbroker.cluster",
+        "kbroker.coordinator",
+        "kbroker.handlers",
+    )
     bad = {name for name in _kbroker_graph()[module] if name.startswith(above) or name in EDGE}
     assert not bad, f"{module} imports {sorted(bad)}"

@@ -139,7 +139,9 @@ class MetadataStore:
                 await self._reload()
             except EtcdUnavailable as exc:
                 # Said once (then quietly retried every 2 s at most), not at every attempt.
-                log.log(logging.DEBUG if failures else logging.WARNING, "cannot read etcd yet, retrying: %s", exc)
+                log.log(
+                    logging.DEBUG if failures else logging.WARNING, "cannot read etcd yet, retrying: %s", exc
+                )
                 failures += 1
                 await trio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
