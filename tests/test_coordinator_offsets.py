@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from kbroker.common import TopicPartition
 from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator, Outcome
 from kbroker.coordinator.group import (
     GroupConfig,
@@ -121,7 +122,7 @@ def test_simple_commit_creates_an_empty_group_and_fetch_returns_it() -> None:
     assert coord.groups["simple"].state is GroupState.EMPTY
     assert coord.groups["simple"].protocol_type is None
     assert fetch1(coord, "simple") == (10, 3, "hello")
-    stored = coord.offsets.get("simple", ("t", 0))
+    stored = coord.offsets.get("simple", TopicPartition("t", 0))
     assert stored == OffsetAndMetadata(10, 3, "hello", commit_timestamp_ms=5)
 
 
@@ -160,7 +161,9 @@ def test_null_metadata_is_stored_as_empty_string() -> None:
 def test_commit_with_retention_time_expires_at_that_time() -> None:
     coord = coordinator()
     out = commit(coord, "g", retention=1000, now=50)
-    assert coord.offsets.get("g", ("t", 0)) == OffsetAndMetadata(42, -1, "", 50, expire_timestamp_ms=1050)
+    assert coord.offsets.get("g", TopicPartition("t", 0)) == OffsetAndMetadata(
+        42, -1, "", 50, expire_timestamp_ms=1050
+    )
     ((_key, value),) = next(iter(out.records.values()))
     assert value is not None
     assert value[:2] == b"\x00\x01"  # stored as OffsetCommitValue v1, the version with an expire timestamp
@@ -272,7 +275,10 @@ def test_expired_offsets_rules(
     now: int,
     expected: list[tuple[str, int]],
 ) -> None:
-    offsets = {("a", 0): OffsetAndMetadata(1, -1, "", 0), ("b", 0): OffsetAndMetadata(1, -1, "", 0)}
+    offsets = {
+        TopicPartition("a", 0): OffsetAndMetadata(1, -1, "", 0),
+        TopicPartition("b", 0): OffsetAndMetadata(1, -1, "", 0),
+    }
     got = expired_offsets(
         offsets,
         now_ms=now,
@@ -282,7 +288,7 @@ def test_expired_offsets_rules(
         state_timestamp_ms=state_ts,
         subscribed_topics=subscribed,
     )
-    assert got == expected
+    assert got == [TopicPartition(topic, partition) for topic, partition in expected]
 
 
 def test_expiry_runs_from_the_timer() -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kbroker.common import TopicPartition
 from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator, Outcome
 from kbroker.coordinator.group import (
     GroupConfig,
@@ -317,7 +318,7 @@ def test_load_last_write_wins_and_tombstones_delete() -> None:
     state = load(records)
     assert state.groups == {"a": g2}
     assert {g: {tp: v.offset for tp, v in o.items()} for g, o in state.offsets.items()} == {
-        "a": {("t", 0): 2}
+        "a": {TopicPartition("t", 0): 2}
     }
     assert decode_key(b"\x00\x03" + s16("x")) == UnknownKey(3)
 

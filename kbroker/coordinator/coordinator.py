@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from kbroker.common import TopicPartition
 from kbroker.coordinator import records as rec
 from kbroker.coordinator.group import (
     Completion,
@@ -189,7 +190,7 @@ class GroupCoordinator:
         )
         return rec.group_metadata_record(group.group_id, value)
 
-    def _offset_record(self, group_id: str, tp: tuple[str, int], o: OffsetAndMetadata | None) -> rec.Record:
+    def _offset_record(self, group_id: str, tp: TopicPartition, o: OffsetAndMetadata | None) -> rec.Record:
         value = None
         if o is not None:
             value = rec.OffsetCommitValue(
@@ -199,7 +200,7 @@ class GroupCoordinator:
                 commit_timestamp=o.commit_timestamp_ms,
                 expire_timestamp=o.expire_timestamp_ms if o.expire_timestamp_ms is not None else -1,
             )
-        return rec.offset_commit_record(group_id, tp[0], tp[1], value)
+        return rec.offset_commit_record(group_id, tp.topic, tp.partition, value)
 
     def _delete_group(
         self, group: Group, now_ms: int, out: dict[int, list[rec.Record]]
@@ -342,7 +343,7 @@ class GroupCoordinator:
             # Without ConsumerProtocol we cannot tell which topics the members use.
             return Outcome(OffsetDeleteResult(ErrorCode.NON_EMPTY_GROUP))
         results: list[PartitionResult] = []
-        to_remove: list[tuple[str, int]] = []
+        to_remove: list[TopicPartition] = []
         for topic, partitions in topics:
             subscribed = group.state is not GroupState.EMPTY and group.is_subscribed_to(topic)
             for partition in partitions:
@@ -350,7 +351,7 @@ class GroupCoordinator:
                     results.append(PartitionResult(topic, partition, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC))
                 else:
                     results.append(PartitionResult(topic, partition, ErrorCode.NONE))
-                    to_remove.append((topic, partition))
+                    to_remove.append(TopicPartition(topic, partition))
         out: dict[int, list[rec.Record]] = {}
         removed = self.offsets.remove(group_id, to_remove)
         if removed:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kbroker.common import TopicPartition
 from protocol.errors import ErrorCode
 
-TopicPartition = tuple[str, int]
 
 # What OffsetFetch answers for a partition without a committed offset.
 NO_OFFSET = -1
@@ -85,7 +85,7 @@ class OffsetStore:
                     PartitionResult(entry.topic, entry.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE)
                 )
                 continue
-            accepted[(entry.topic, entry.partition)] = OffsetAndMetadata(
+            accepted[TopicPartition(entry.topic, entry.partition)] = OffsetAndMetadata(
                 offset=entry.offset,
                 leader_epoch=entry.leader_epoch,
                 metadata=metadata,
@@ -117,13 +117,13 @@ class OffsetStore:
         committed = self._offsets.get(group_id, {})
         if topics is None:
             return [
-                FetchedOffset(tp[0], tp[1], o.offset, o.leader_epoch, o.metadata)
+                FetchedOffset(tp.topic, tp.partition, o.offset, o.leader_epoch, o.metadata)
                 for tp, o in sorted(committed.items())
             ]
         out: list[FetchedOffset] = []
         for topic, partitions in topics:
             for partition in partitions:
-                o = committed.get((topic, partition))
+                o = committed.get(TopicPartition(topic, partition))
                 if o is None:
                     # -1 as leader epoch also keeps librdkafka from validating an offset it cannot check.
                     out.append(FetchedOffset(topic, partition, NO_OFFSET, NO_LEADER_EPOCH, NO_METADATA))
@@ -149,7 +149,7 @@ class OffsetStore:
     def remove_topics(self, group_id: str, topics: Iterable[str]) -> list[TopicPartition]:
         gone = set(topics)
         committed = self._offsets.get(group_id, {})
-        return self.remove(group_id, sorted(tp for tp in committed if tp[0] in gone))
+        return self.remove(group_id, sorted(tp for tp in committed if tp.topic in gone))
 
 
 def expired_offsets(
@@ -193,7 +193,7 @@ def expired_offsets(
         return []
     expired: list[TopicPartition] = []
     for tp, o in sorted(offsets.items()):
-        if tp[0] in keep_topics:
+        if tp.topic in keep_topics:
             continue
         if o.expire_timestamp_ms is not None:
             if now_ms >= o.expire_timestamp_ms:

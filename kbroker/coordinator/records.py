@@ -27,6 +27,8 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kbroker.common import TopicPartition
+
 OFFSET_COMMIT_KEY_VERSION = 1  # what Kafka writes; version 0 has the same fields
 GROUP_METADATA_KEY_VERSION = 2
 OFFSET_COMMIT_VALUE_VERSION = 3
@@ -418,7 +420,7 @@ class LoadedState:
     """What the records of some `__consumer_offsets` partitions leave behind once replayed."""
 
     groups: dict[str, GroupMetadataValue]
-    offsets: dict[str, dict[tuple[str, int], OffsetCommitValue]]
+    offsets: dict[str, dict[TopicPartition, OffsetCommitValue]]
 
 
 def load(records: Iterable[tuple[bytes | memoryview | None, bytes | memoryview | None]]) -> LoadedState:
@@ -433,7 +435,7 @@ def load(records: Iterable[tuple[bytes | memoryview | None, bytes | memoryview |
         key = decode_key(bytes(raw_key))
         value = None if raw_value is None else bytes(raw_value)
         if isinstance(key, OffsetCommitKey):
-            tp = (key.topic, key.partition)
+            tp = TopicPartition(key.topic, key.partition)
             if value is None:
                 group_offsets = state.offsets.get(key.group)
                 if group_offsets is not None:

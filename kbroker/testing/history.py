@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from kbroker.common import TopicPartition
+
 LOST = "lost-write"
 DUPLICATE = "duplicate"
 WRONG_OFFSET = "wrong-offset"
@@ -60,7 +62,6 @@ KINDS = (LOST, DUPLICATE, WRONG_OFFSET, INCONSISTENT, GAP, NON_MONOTONIC)
 DEFAULT_SOURCE = "log"
 ACKS_SOURCE = "acks"
 
-TopicPartition = tuple[str, int]
 Position = tuple[str, int, int]  # topic, partition, offset
 
 
@@ -209,7 +210,7 @@ def check(acks: Iterable[Ack], log: Iterable[LogRecord], *, start_offset: int | 
     # Read order per (source, partition), as the records came.
     by_source: dict[str, dict[TopicPartition, list[LogRecord]]] = defaultdict(lambda: defaultdict(list))
     for record in log:
-        by_source[record.source][(record.topic, record.partition)].append(record)
+        by_source[record.source][TopicPartition(record.topic, record.partition)].append(record)
 
     anomalies += _order_anomalies(by_source, start_offset)
     anomalies += _duplicate_anomalies(acks, by_source)
@@ -220,19 +221,19 @@ def check(acks: Iterable[Ack], log: Iterable[LogRecord], *, start_offset: int | 
     unacknowledged = len({r.value for r in log if r.value not in acked_values})
     acks_per_partition: dict[TopicPartition, int] = defaultdict(int)
     for ack in acks:
-        acks_per_partition[(ack.topic, ack.partition)] += 1
+        acks_per_partition[TopicPartition(ack.topic, ack.partition)] += 1
     summaries = []
     for source in sorted(by_source):
-        for (topic, partition), records in sorted(by_source[source].items()):
+        for tp, records in sorted(by_source[source].items()):
             summaries.append(
                 PartitionSummary(
                     source=source,
-                    topic=topic,
-                    partition=partition,
+                    topic=tp.topic,
+                    partition=tp.partition,
                     records=len(records),
                     first_offset=records[0].offset if records else None,
                     last_offset=records[-1].offset if records else None,
-                    acknowledged=acks_per_partition.get((topic, partition), 0),
+                    acknowledged=acks_per_partition.get(tp, 0),
                 )
             )
     return Verdict(
@@ -250,7 +251,8 @@ def _order_anomalies(
     """Offsets of each partition, in read order, must be start_offset (if given), then each one more."""
     found = []
     for source, partitions in sorted(by_source.items()):
-        for (topic, partition), records in sorted(partitions.items()):
+        for tp, records in sorted(partitions.items()):
+            topic, partition = tp.topic, tp.partition
             expected = start_offset
             for record in records:
                 if expected is not None and record.offset != expected:
@@ -335,7 +337,7 @@ def _acknowledged_anomalies(
     found = []
     read_partitions = {tp for parts in by_source.values() for tp in parts}
     for ack in acks:
-        if (ack.topic, ack.partition) not in read_partitions:
+        if TopicPartition(ack.topic, ack.partition) not in read_partitions:
             found.append(
                 Anomaly(
                     LOST, ack.topic, ack.partition, ack.offset, ack.value,
@@ -346,13 +348,13 @@ def _acknowledged_anomalies(
         positions: dict[bytes, list[Position]] = defaultdict(list)
         at: dict[Position, bytes] = {}
         end: dict[TopicPartition, int] = {}
-        for (topic, partition), records in parts.items():
+        for tp, records in parts.items():
             for r in records:
-                positions[r.value].append((topic, partition, r.offset))
-                at.setdefault((topic, partition, r.offset), r.value)
-            end[(topic, partition)] = max((r.offset + 1 for r in records), default=0)
+                positions[r.value].append((tp.topic, tp.partition, r.offset))
+                at.setdefault((tp.topic, tp.partition, r.offset), r.value)
+            end[tp] = max((r.offset + 1 for r in records), default=0)
         for ack in acks:
-            tp = (ack.topic, ack.partition)
+            tp = TopicPartition(ack.topic, ack.partition)
             if tp not in parts:
                 continue
             where = (ack.topic, ack.partition, ack.offset)
