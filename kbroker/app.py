@@ -26,7 +26,7 @@ import trio
 import kbroker.handlers  # noqa: F401  (registers every API handler)
 from kbroker.clock import Clock, SystemClock
 from kbroker.cluster.etcd_metadata import EtcdMetadata
-from kbroker.common import ConfigError
+from kbroker.common import ConfigError, StartupError
 from kbroker.config import BrokerConfig
 from kbroker.coordinator.coordinator import CoordinatorConfig
 from kbroker.coordinator.group import GroupConfig
@@ -43,7 +43,7 @@ from kbroker.metadata.local import LocalMetadata
 from kbroker.metadata.meta_properties import read_or_create_cluster_id
 from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import ReplicaManager, ReplicationSettings
-from kbroker.server import StartupError, open_listener, serve
+from kbroker.server import open_listener, serve
 
 log = logging.getLogger(__name__)
 

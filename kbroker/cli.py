@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trio
 
-from kbroker.common import ConfigError
+from kbroker.common import ConfigError, StartupError
 from kbroker.config import BROKER_CONFIGS, BrokerConfig, parse_properties
 
 log = logging.getLogger("kbroker")
@@ -116,7 +116,6 @@ def serve(config: BrokerConfig) -> int:
     """Run the broker until SIGTERM/SIGINT; the exit status."""
     # Imported here: `kbroker topics` and `--help` need none of the broker.
     from kbroker.app import run_broker
-    from kbroker.server import StartupError
 
     async def run() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

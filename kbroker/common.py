@@ -55,3 +55,8 @@ class ConfigError(CodedError):
 
     def __str__(self) -> str:
         return self.message or "invalid configuration"
+
+
+class StartupError(Exception):
+    """The broker cannot start (or go on as this node): a taken port, a data directory another broker holds, a node id
+    another live process has registered. The message says why in one line; the command exits with status 1."""

@@ -8,6 +8,7 @@ from functools import partial
 
 import trio
 
+from kbroker.common import StartupError
 from kbroker.config import Listener
 from kbroker.connection import serve_connection
 from kbroker.dispatch import RequestDispatcher
@@ -15,10 +16,6 @@ from kbroker.dispatch import RequestDispatcher
 log = logging.getLogger(__name__)
 
 LISTEN_BACKLOG = 1024
-
-
-class StartupError(Exception):
-    """The broker cannot start; the message says why in one line (the command exits with status 1)."""
 
 
 async def open_listener(listener: Listener) -> list[trio.socket.SocketType]:

@@ -1,5 +1,6 @@
 """Starting and stopping as a new user meets it: a second broker on a used data directory, a taken port, a cluster
-node stopped while it waits for etcd, what the start-up log says, and `scripts/serve` started three times at once.
+node stopped while it waits for etcd, a node id registered twice, what the start-up log says, and `scripts/serve`
+started three times at once.
 
 Every process is started and stopped by its pid.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.broker_process import BrokerProcess, free_port
+from tests.etcd_process import running_etcd
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -161,3 +163,22 @@ def test_three_scripts_serve_started_at_once_share_one_venv_set_up(tmp_path: Pat
         assert run.returncode == 0, output
         assert "broker configs" in output
     assert sum("==> creating" in output for output in outputs) == 1, outputs
+
+
+def test_a_second_node_with_a_registered_node_id_refuses_in_one_line(tmp_path: Path) -> None:
+    with running_etcd() as etcd:
+        first = BrokerProcess(tmp_path / "one", overrides={"broker.session.timeout.ms": "1000"})
+        first.extra_args = ["--node-id", "1", "--metadata", etcd.url]
+        first.start()
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "kbroker", "serve", "--data-dir", str(tmp_path / "two"),
+                 "--listeners", f"PLAINTEXT://127.0.0.1:{free_port()}", "--node-id", "1", "--metadata", etcd.url,
+                 "--override", "broker.session.timeout.ms=1000"],
+                capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+        finally:
+            first.stop()
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "kbroker: broker 1 is registered by another live process"
+    assert "Traceback" not in result.stderr

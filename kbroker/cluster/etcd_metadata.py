@@ -23,8 +23,8 @@ import trio
 
 from kbroker.cluster.etcd import EtcdError, Get, Put, RangeResult, key_absent, mod_revision_is
 from kbroker.cluster.member import ClusterMember, run_cluster_member
-from kbroker.cluster.store import LeaseExpired, MetadataStore
-from kbroker.common import KafkaError, TopicPartition
+from kbroker.cluster.store import BrokerIdInUse, LeaseExpired, MetadataStore
+from kbroker.common import KafkaError, StartupError, TopicPartition
 from kbroker.config import BrokerConfig
 from kbroker.metadata.image import EMPTY_IMAGE, MetadataImage, PartitionState, TopicMetadata
 from kbroker.metadata.meta_properties import write_meta_properties
@@ -132,6 +132,8 @@ class EtcdMetadata(ImagePublisher):
                     while True:
                         snapshot = await member.store.wait_for_change(snapshot.revision)
                         self._publish_snapshot(snapshot, broker_epoch)
+            except* BrokerIdInUse as group:
+                raise StartupError(str(_first_leaf(group))) from None
             except* (LeaseExpired, EtcdError) as group:
                 log.warning("lost the cluster registration (%s); joining again", _first_leaf(group))
             finally:

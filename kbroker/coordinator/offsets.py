@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from kbroker.common import TopicPartition
 from protocol.errors import ErrorCode
 
-
 # What OffsetFetch answers for a partition without a committed offset.
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
