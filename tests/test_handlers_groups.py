@@ -853,11 +853,6 @@ OFFSET_DELETE_CASES = [
         0,
         {"error": E.INVALID_GROUP_ID, "partitions": []},
         id="empty-group-id",
-        marks=kafka_differs(
-            "kbroker answers an empty group id GROUP_ID_NOT_FOUND (and its docstring promises INVALID_GROUP_ID), "
-            "Kafka INVALID_GROUP_ID: only OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups accept '' "
-            "(GroupCoordinator.isValidGroupId; GroupCoordinatorService.deleteOffsets)"
-        ),
     ),
 ]
 

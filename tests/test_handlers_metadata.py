@@ -202,10 +202,6 @@ METADATA_CASES = [
         12,
         [absent("a b", E.INVALID_TOPIC_EXCEPTION)],
         id="illegal-name-without-auto-creation",
-        marks=kafka_differs(
-            "kbroker answers an illegal topic name UNKNOWN_TOPIC_OR_PARTITION when it may not create topics, Kafka "
-            "INVALID_TOPIC_EXCEPTION (KafkaApis.getTopicMetadata runs Topic.validate on every unknown topic)"
-        ),
     ),
     pytest.param(
         SINGLE,
@@ -227,10 +223,6 @@ METADATA_CASES = [
         10,
         [{**absent("", E.INVALID_REQUEST), "topic_id": topic_id_of(T)}],
         id="v10-by-topic-id-is-refused",
-        marks=kafka_differs(
-            "kbroker looks topics up by id from v10, Kafka refuses ids below v12 with INVALID_REQUEST "
-            "(KafkaApis.handleTopicMetadataRequest: 'Topic IDs are not supported in requests for version')"
-        ),
     ),
     pytest.param(
         TWO_BROKERS,
@@ -336,10 +328,6 @@ DESCRIBE_CLUSTER_CASES = [
         1,
         {"error": E.MISMATCHED_ENDPOINT_TYPE, "endpoint_type": BROKERS_ENDPOINT},
         id="mismatched-answer-keeps-the-default-endpoint-type",
-        marks=kafka_differs(
-            "kbroker echoes endpoint_type 2 in the MISMATCHED_ENDPOINT_TYPE answer, Kafka leaves it at its default 1 "
-            "(AuthHelper.computeDescribeClusterResponse sets only the error code and message)"
-        ),
     ),
     pytest.param(
         SINGLE,
@@ -347,10 +335,6 @@ DESCRIBE_CLUSTER_CASES = [
         1,
         {"error": E.UNSUPPORTED_ENDPOINT_TYPE, "brokers": []},
         id="v1-unknown-endpoint-type",
-        marks=kafka_differs(
-            "kbroker answers an unknown endpoint type MISMATCHED_ENDPOINT_TYPE, Kafka UNSUPPORTED_ENDPOINT_TYPE "
-            "(INVALID_REQUEST at v0): AuthHelper.computeDescribeClusterResponse"
-        ),
     ),
 ]
 
@@ -447,11 +431,6 @@ DESCRIBE_TOPIC_PARTITIONS_CASES = [
         partitions_of(A, B, C, limit=3),
         page((A, OK, [0, 1, 2]), next_cursor=(B, 0)),
         id="limit-reached-at-a-topic-end",
-        marks=kafka_differs(
-            "kbroker answers a limit used up exactly at the end of a topic with the next topic, empty, beside the "
-            "cursor to it; Kafka gives only the cursor (KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse "
-            "stops once no partitions remain)"
-        ),
     ),
     pytest.param(partitions_of(A, limit=0), page((A, OK, [0]), next_cursor=(A, 1)), id="limit-0-counts-as-1"),
     pytest.param(
@@ -463,19 +442,11 @@ DESCRIBE_TOPIC_PARTITIONS_CASES = [
         partitions_of("a b"),
         page(("a b", E.INVALID_TOPIC_EXCEPTION, [])),
         id="illegal-topic-name",
-        marks=kafka_differs(
-            "kbroker answers an illegal topic name UNKNOWN_TOPIC_OR_PARTITION, Kafka INVALID_TOPIC_EXCEPTION "
-            "(KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse runs Topic.validate on unknown topics)"
-        ),
     ),
     pytest.param(
         partitions_of(B, C, cursor=(A, 0)),
         page((B, E.INVALID_REQUEST, []), (C, E.INVALID_REQUEST, [])),
         id="cursor-topic-not-in-the-list",
-        marks=kafka_differs(
-            "kbroker ignores a cursor naming a topic the request does not list, Kafka refuses the request "
-            "(DescribeTopicPartitionsRequestHandler: 'topic list should contain the cursor topic')"
-        ),
     ),
 ]
 

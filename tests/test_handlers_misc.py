@@ -25,7 +25,7 @@ from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.find_coordinator_response import FindCoordinatorResponse
 from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.init_producer_id_response import InitProducerIdResponse
-from tests.handler_tables import NODE, PORT, assert_answer, kafka_differs, wire_call
+from tests.handler_tables import NODE, PORT, assert_answer, wire_call
 from tests.inprocess import running_broker
 
 pytestmark = pytest.mark.timeout(60)
@@ -98,10 +98,6 @@ API_VERSIONS_CASES = [
         3,
         {"error": E.INVALID_REQUEST, "api_keys": {}},
         id="v3-invalid-request-lists-no-api",
-        marks=kafka_differs(
-            "kbroker lists every API beside INVALID_REQUEST, Kafka none: ApiVersionsRequest.getErrorResponse fills "
-            "api_keys only for UNSUPPORTED_VERSION"
-        ),
     ),
 ]
 
@@ -145,7 +141,7 @@ INIT_PRODUCER_ID_CASES = [
     pytest.param(InitProducerIdRequest(transactional_id="tx"), 0, False, id="v0-transactional-id-refused"),
 ]
 
-REFUSED = {"error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": 0}
+REFUSED = {"error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": -1}
 
 
 @pytest.mark.trio
@@ -171,21 +167,11 @@ async def test_init_producer_id(
 
 
 @pytest.mark.trio
-@pytest.mark.parametrize(
-    "version",
-    [
-        pytest.param(
-            5,
-            marks=kafka_differs(
-                "kbroker refuses a transactional id with producer epoch 0 (the field's default), Kafka with -1: "
-                "InitProducerIdRequest.getErrorResponse sets RecordBatch.NO_PRODUCER_ID and NO_PRODUCER_EPOCH"
-            ),
-        )
-    ],
-)
+@pytest.mark.parametrize("version", [0, 5])
 async def test_init_producer_id_refusal_has_no_epoch(broker: Broker, version: int) -> None:
+    """As Kafka's error answer: NO_PRODUCER_ID and NO_PRODUCER_EPOCH."""
     row = producer_id(await wire_call(broker, InitProducerIdRequest(transactional_id="tx"), version))
-    assert row == {**REFUSED, "producer_epoch": -1}
+    assert row == REFUSED
 
 
 # ---- FindCoordinator (v0-6) -------------------------------------------------------------------------------------
@@ -227,7 +213,7 @@ FIND_COORDINATOR_CASES = [
     pytest.param(
         FindCoordinatorRequest(key="share", key_type=SHARE),
         3,
-        {"error": E.INVALID_REQUEST, "coordinator": NOWHERE},
+        {"error": E.COORDINATOR_NOT_AVAILABLE, "coordinator": NOWHERE},
         id="v3-share-coordinator",
     ),
     pytest.param(
@@ -256,7 +242,7 @@ FIND_COORDINATOR_CASES = [
     pytest.param(
         FindCoordinatorRequest(key_type=SHARE, coordinator_keys=["s"]),
         6,
-        {"coordinators": [("s", E.INVALID_REQUEST, *NOWHERE)]},
+        {"coordinators": [("s", E.COORDINATOR_NOT_AVAILABLE, *NOWHERE)]},
         id="v6-share-coordinator",
     ),
     pytest.param(FindCoordinatorRequest(key_type=GROUP), 4, {"coordinators": []}, id="v4-no-keys"),

@@ -34,7 +34,6 @@ from tests.handler_tables import (
     LOG_START,
     REMOTE_TOPIC,
     assert_answer,
-    kafka_differs,
     with_history,
 )
 
@@ -116,10 +115,6 @@ LIST_OFFSETS_CASES = [
         9,
         at(-1, -1, -1),
         id="latest-tiered-without-tiered-storage",
-        marks=kafka_differs(
-            "kbroker answers -5 (latest tiered) like -2 with the log start offset, Kafka with offset -1 and epoch -1 "
-            "when remote storage is disabled (UnifiedLog.fetchOffsetByTimestamp)"
-        ),
     ),
     pytest.param(list_offsets(0), 9, at(1, 4000, 0), id="timestamp-before-every-record-from-the-log-start"),
     pytest.param(
@@ -133,10 +128,6 @@ LIST_OFFSETS_CASES = [
         9,
         [{"error": E.NONE, "offset": -1, "timestamp": -1, "leader_epoch": -1}],
         id="timestamp-after-every-record-has-no-epoch",
-        marks=kafka_differs(
-            "kbroker answers a timestamp after every record with the current leader epoch, Kafka with -1 "
-            "(ReplicaManager.fetchOffset: the empty result is buildErrorResponse(NONE), LeaderEpoch at its default)"
-        ),
     ),
     pytest.param(list_offsets(LATEST), 3, at(LOG_END, -1, -1), id="v3-has-no-leader-epoch"),
     pytest.param(
@@ -186,11 +177,6 @@ LIST_OFFSETS_CASES = [
         9,
         at(0, -1, 0),
         id="empty-partition-latest-has-the-leader-epoch",
-        marks=kafka_differs(
-            "kbroker answers latest on an empty partition with leader epoch -1, Kafka with the partition's leader "
-            "epoch (Partition.fetchOffsetForTimestamp: Optional.of(leaderEpoch)); kbroker records no epoch in an "
-            "empty log's leader-epoch cache"
-        ),
     ),
 ]
 
@@ -300,11 +286,6 @@ OFFSET_FOR_LEADER_EPOCH_CASES = [
         4,
         ends(0, 0),
         id="empty-partition-knows-its-epoch",
-        marks=kafka_differs(
-            "kbroker answers epoch 0 of an empty partition led at epoch 0 with -1/-1, Kafka with 0/0: "
-            "Partition.makeLeader records the new epoch's start offset even in an empty log (kbroker waits for the "
-            "first append)"
-        ),
     ),
 ]
 

@@ -159,10 +159,6 @@ PRODUCE_CASES = [
         9,
         [failed(E.UNKNOWN_TOPIC_OR_PARTITION)],
         id="acks-2-on-unknown-topic",
-        marks=kafka_differs(
-            "kbroker answers INVALID_REQUIRED_ACKS, Kafka UNKNOWN_TOPIC_OR_PARTITION: KafkaApis.handleProduceRequest "
-            "answers unknown partitions and invalid records before ReplicaManager.appendRecords checks acks"
-        ),
     ),
     pytest.param(produce(T, ZSTD), 6, [failed(E.UNSUPPORTED_COMPRESSION_TYPE)], id="zstd-needs-v7"),
     pytest.param(produce(T, ZSTD), 7, [{"error": E.NONE, "base_offset": PREFILLED}], id="zstd-at-v7"),

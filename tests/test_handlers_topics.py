@@ -297,11 +297,6 @@ CREATE_TOPICS_CASES = [
         7,
         [create_failed("new", E.INVALID_REPLICA_ASSIGNMENT)],
         id="assignment-with-no-broker",
-        marks=kafka_differs(
-            "kbroker answers an empty replica list with INVALID_REPLICATION_FACTOR, Kafka with "
-            "INVALID_REPLICA_ASSIGNMENT (ReplicationControlManager.validateManualPartitionAssignment: 'The manual "
-            "partition assignment includes an empty replica list.')"
-        ),
     ),
     pytest.param(
         SINGLE,
@@ -337,10 +332,6 @@ async def test_create_topics(
         pytest.param(
             1,
             id="a-name-given-twice-is-answered-once",
-            marks=kafka_differs(
-                "kbroker answers each entry of a name given twice (as ZooKeeper-mode Kafka did), KRaft Kafka one "
-                "INVALID_REQUEST 'Duplicate topic name.' per name (ControllerApis.createTopics)"
-            ),
         ),
     ],
 )
@@ -459,10 +450,6 @@ DELETE_TOPICS_CASES = [
         2,
         [{"name": T, "error": E.INVALID_REQUEST, "still_exists": True}],
         id="deletion-disabled-before-v3",
-        marks=kafka_differs(
-            "kbroker answers TOPIC_DELETION_DISABLED at every version, Kafka INVALID_REQUEST below v3 "
-            "(ControllerApis.deleteTopics: 'Topic deletion is disabled.' for apiVersion < 3)"
-        ),
     ),
     pytest.param(
         NO_DELETE,
@@ -470,11 +457,6 @@ DELETE_TOPICS_CASES = [
         6,
         [{"name": "nope", "error": E.TOPIC_DELETION_DISABLED}],
         id="deletion-disabled-even-for-an-unknown-topic",
-        marks=kafka_differs(
-            "kbroker answers an unknown topic with UNKNOWN_TOPIC_OR_PARTITION while deletion is disabled, Kafka "
-            "refuses the whole request first (ControllerApis.deleteTopics throws TopicDeletionDisabledException "
-            "before looking at the topics)"
-        ),
     ),
     pytest.param(
         SINGLE,
@@ -482,10 +464,6 @@ DELETE_TOPICS_CASES = [
         6,
         [{"name": T, "topic_id": ZERO_UUID, "error": E.INVALID_REQUEST, "still_exists": True}],
         id="a-name-twice",
-        marks=kafka_differs(
-            "kbroker deletes a topic named twice and answers the second entry UNKNOWN_TOPIC_OR_PARTITION, Kafka "
-            "answers one INVALID_REQUEST 'Duplicate topic name.' and deletes nothing (ControllerApis.deleteTopics)"
-        ),
     ),
     pytest.param(
         SINGLE,
@@ -493,10 +471,6 @@ DELETE_TOPICS_CASES = [
         6,
         [{"name": T, "topic_id": topic_id_of(T), "error": E.INVALID_REQUEST, "still_exists": True}],
         id="name-and-id-both-given",
-        marks=kafka_differs(
-            "kbroker deletes by the name when a v6 entry has both a name and an id, Kafka answers INVALID_REQUEST "
-            "'You may not specify both topic name and topic id.' (ControllerApis.deleteTopics)"
-        ),
     ),
     pytest.param(
         SINGLE,
@@ -504,10 +478,6 @@ DELETE_TOPICS_CASES = [
         6,
         [{"name": None, "topic_id": ZERO_UUID, "error": E.INVALID_REQUEST}],
         id="neither-name-nor-id",
-        marks=kafka_differs(
-            "kbroker answers a v6 entry with neither name nor id UNKNOWN_TOPIC_ID, Kafka INVALID_REQUEST 'Neither "
-            "topic name nor id were specified.' (ControllerApis.deleteTopics)"
-        ),
     ),
 ]
 
@@ -701,10 +671,6 @@ DESCRIBE_CONFIGS_CASES = [
         4,
         [{"error": E.NONE, "entries": {}}],
         id="broker-empty-name-is-the-cluster-default",
-        marks=kafka_differs(
-            "kbroker answers the broker resource '' with this broker's configs, Kafka with the cluster-wide dynamic "
-            "defaults (KIP-226; none are set here, so nothing): ConfigHelper.describeConfigs"
-        ),
     ),
     pytest.param(
         describe(BROKER, "1"), 4, [{"error": E.INVALID_REQUEST, "entries": {}}], id="another-broker-id"

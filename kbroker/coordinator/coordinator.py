@@ -116,10 +116,9 @@ class GroupListing:
     group_type: str = "classic"
 
 
-# APIs for which Kafka accepts an empty group id (old clients commit and fetch offsets under "").
-_EMPTY_GROUP_ID_OK = frozenset(
-    {"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups", "OffsetDelete"}
-)
+# APIs for which Kafka accepts an empty group id (old clients commit and fetch offsets under ""); OffsetDelete is not
+# one of them (INVALID_GROUP_ID, as Kafka).
+_EMPTY_GROUP_ID_OK = frozenset({"OffsetCommit", "OffsetFetch", "DescribeGroups", "DeleteGroups"})
 
 
 class GroupCoordinator:

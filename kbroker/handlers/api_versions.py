@@ -30,5 +30,6 @@ async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsRes
     if ctx.api_version >= 3 and not (
         _SOFTWARE.fullmatch(req.client_software_name) and _SOFTWARE.fullmatch(req.client_software_version)
     ):
-        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=supported_api_versions())
+        # As Kafka: the error alone (only UNSUPPORTED_VERSION lists versions, see kbroker/dispatch.py).
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
     return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=supported_api_versions())

@@ -3,8 +3,8 @@
 Creates each topic with its partition count and replication factor (-1 takes `num.partitions` /
 `default.replication.factor`, v4+) or an explicit replica assignment, and its configs under Kafka's topic config names
 (unknown names or bad values get INVALID_CONFIG). validate_only checks without creating. A name listed twice in one
-request fails for both with INVALID_REQUEST, as in Kafka. v5+ answers with the topic's id, partition count, replication
-factor and effective configs.
+request is answered once, with INVALID_REQUEST, as KRaft Kafka does. v5+ answers with the topic's id, partition
+count, replication factor and effective configs.
 Not implemented: explicit replica assignments are checked (INVALID_REPLICA_ASSIGNMENT) and give the partition count
 and replication factor, but a cluster's controller places the replicas itself.
 """
@@ -41,6 +41,11 @@ def _resolve(
                 "Both numPartitions or replicationFactor and replicasAssignments were set. "
                 "Both cannot be used at the same time.",
             )
+        if any(not a.broker_ids for a in t.assignments):
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.",
+            )
         sizes = {len(a.broker_ids) for a in t.assignments}
         indexes = sorted(a.partition_index for a in t.assignments)
         if indexes != list(range(len(indexes))):
@@ -76,15 +81,17 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
     services = ctx.services
     counts = Counter(t.name for t in req.topics)
     results = []
+    answered: set[str] = set()
     for t in req.topics:
+        if t.name in answered:
+            continue
+        answered.add(t.name)
         result = CreatableTopicResult(name=t.name, error_message=None)
         results.append(result)
         if counts[t.name] > 1:
+            # As KRaft's controller: one answer per name, nothing created.
             result.error_code = ErrorCode.INVALID_REQUEST
-            result.error_message = (
-                f"Create topics request from client `{ctx.client_id}` contains multiple entries for the following "
-                f"topics: {t.name}"
-            )
+            result.error_message = "Duplicate topic name."
             continue
         try:
             partitions, rf, configs = _resolve(services.config, services.metadata.image(), t)

@@ -1,7 +1,8 @@
 """DescribeCluster (60), v0-1: the cluster id, the controller and every live broker.
 
 Only the broker endpoint type (1) is served; asking for controllers (2, v1) gets MISMATCHED_ENDPOINT_TYPE as in Kafka
-when the request reaches a broker. Authorized operations are not reported (no ACLs).
+when the request reaches a broker, and any other type UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0).
+Authorized operations are not reported (no ACLs).
 """
 
 from __future__ import annotations
@@ -12,18 +13,24 @@ from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
 
 BROKERS_ENDPOINT = 1
+CONTROLLERS_ENDPOINT = 2
 
 
 @handles(DescribeClusterRequest, 0, 1)
 async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeClusterResponse:
     image = ctx.services.metadata.image()
-    if req.endpoint_type != BROKERS_ENDPOINT:
+    if req.endpoint_type == CONTROLLERS_ENDPOINT:
+        # As Kafka's brokers answer: the answer keeps its default endpoint type.
         return DescribeClusterResponse(
             error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
             error_message=(
                 "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
             ),
-            endpoint_type=req.endpoint_type,
+        )
+    if req.endpoint_type != BROKERS_ENDPOINT:
+        code = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE if ctx.api_version >= 1 else ErrorCode.INVALID_REQUEST
+        return DescribeClusterResponse(
+            error_code=code, error_message=f"Unsupported endpoint type {req.endpoint_type}"
         )
     return DescribeClusterResponse(
         cluster_id=image.cluster_id,

@@ -3,7 +3,8 @@
 Topic resources (type 2) list every topic config kbroker honours or accepts, with its effective value and source
 (TOPIC_CONFIG for explicit values, STATIC_BROKER_CONFIG when a broker setting supplies it, DEFAULT_CONFIG otherwise),
 and synonyms when asked. Broker resources (type 4) list the broker configs of `kbroker serve --help`; a broker id other
-than ours is answered by that broker in a cluster, so here it is INVALID_REQUEST. Unknown topics get
+than ours is answered by that broker in a cluster, so here it is INVALID_REQUEST; the empty name (the cluster-wide
+dynamic defaults) lists nothing, since broker configs are static. Unknown topics get
 UNKNOWN_TOPIC_OR_PARTITION; unsupported resource types INVALID_REQUEST.
 """
 
@@ -67,7 +68,10 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
                     entry.synonyms = _topic_synonyms(config, name, topic.configs)
                 result.configs.append(entry)
         elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(config.node_id)):
+            if res.resource_name == "":
+                # The cluster-wide dynamic defaults (KIP-226): there are no dynamic broker configs.
+                continue
+            if res.resource_name != str(config.node_id):
                 result.error_code = ErrorCode.INVALID_REQUEST
                 result.error_message = f"broker {res.resource_name} is not this broker ({config.node_id})"
                 continue

@@ -1,15 +1,18 @@
 """DescribeTopicPartitions (75), v0: the Java Admin's describeTopics.
 
 Topics are answered in name order (all topics when the list is empty), partitions in index order, at most
-`response_partition_limit` partitions per response; when the limit cuts a topic, `next_cursor` says where to resume,
-and a request's `cursor` resumes there. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION. Eligible leader replicas
-(KIP-966) are not tracked: reported as empty lists
-(the Java Admin cannot read null there).
+`response_partition_limit` partitions per response; when the limit is used up, `next_cursor` says where to resume
+(and nothing after it is answered), and a request's `cursor` resumes there (a cursor naming a topic the request does
+not list gets INVALID_REQUEST for every topic, as Kafka). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, illegal names
+INVALID_TOPIC_EXCEPTION. Eligible leader replicas (KIP-966) are not tracked: reported as empty lists (the Java Admin
+cannot read null there).
 """
 
 from __future__ import annotations
 
+from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.metadata.topics import validate_topic_name
 from protocol.errors import ErrorCode
 from protocol.messages.describe_topic_partitions_request import DescribeTopicPartitionsRequest
 from protocol.messages.describe_topic_partitions_response import (
@@ -27,20 +30,33 @@ async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> De
     start_topic, start_partition = "", 0
     if req.cursor is not None:
         start_topic, start_partition = req.cursor.topic_name, req.cursor.partition_index
+        if req.topics and start_topic not in names:
+            # As Kafka: a cursor must name a topic of the request.
+            return DescribeTopicPartitionsResponse(
+                topics=[
+                    DescribeTopicPartitionsResponseTopic(error_code=ErrorCode.INVALID_REQUEST, name=name)
+                    for name in names
+                ]
+            )
     budget = max(req.response_partition_limit, 1)
     response = DescribeTopicPartitionsResponse()
     for name in names:
         if name < start_topic:
             continue
+        first = start_partition if name == start_topic else 0
+        if budget == 0:
+            # The limit ran out at the end of the previous topic: only the cursor says where to go on.
+            response.next_cursor = Cursor(topic_name=name, partition_index=first)
+            return response
         topic = image.topics.get(name)
         if topic is None:
-            response.topics.append(
-                DescribeTopicPartitionsResponseTopic(
-                    error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name
-                )
-            )
+            try:
+                validate_topic_name(name)
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            except KafkaError as exc:
+                code = exc.code
+            response.topics.append(DescribeTopicPartitionsResponseTopic(error_code=code, name=name))
             continue
-        first = start_partition if name == start_topic else 0
         tresp = DescribeTopicPartitionsResponseTopic(
             name=name, topic_id=topic.topic_id, is_internal=topic.is_internal
         )

@@ -4,8 +4,9 @@ A group's coordinator is the leader of its `__consumer_offsets` partition (Java'
 partitions`); the answer is that broker's id, host and port. v0-3 ask for one key (v0: always a group); v4+ batch
 `coordinator_keys` and get one entry each. COORDINATOR_NOT_AVAILABLE when the partition has no live leader, or when
 we lead it but have not loaded it yet (clients ask again).
-Not implemented: transactions, so key type 1 gets COORDINATOR_NOT_AVAILABLE, and share groups (key type 2, like any
-unknown key type) INVALID_REQUEST. Error messages are ours; on success it is "NONE", as Kafka sends.
+Not implemented: transactions (key type 1) and share groups (key type 2) get COORDINATOR_NOT_AVAILABLE, as Kafka 3.9
+answers share groups it has not enabled; an unknown key type gets INVALID_REQUEST. Error messages are ours; on
+success it is "NONE", as Kafka sends.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from protocol.messages.find_coordinator_response import Coordinator, FindCoordin
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
 
 
 def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
@@ -26,9 +28,11 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
     answer = Coordinator(
         key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.NONE, error_message="NONE"
     )
-    if key_type == TRANSACTION_KEY_TYPE:
+    if key_type in (TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
+        # Kafka 3.9 answers share groups (disabled there) so too.
         answer.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-        answer.error_message = "transactions are not supported by kbroker"
+        kind = "transactions" if key_type == TRANSACTION_KEY_TYPE else "share groups"
+        answer.error_message = f"{kind} are not supported by kbroker"
         return answer
     if key_type != GROUP_KEY_TYPE:
         answer.error_code = ErrorCode.INVALID_REQUEST

@@ -16,13 +16,18 @@ from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.init_producer_id_response import InitProducerIdResponse
 
 
+def _refused(code: ErrorCode) -> InitProducerIdResponse:
+    # Kafka's error answer names no producer: id and epoch -1.
+    return InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
+
+
 @handles(InitProducerIdRequest, 0, 5)
 async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse:
     if req.transactional_id is not None:
-        return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        return _refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     try:
         producer_id = await ctx.services.producer_ids.next_producer_id()
     except KafkaError as exc:
         # The cluster's producer id counter is in etcd; unreachable, the client retries.
-        return InitProducerIdResponse(error_code=exc.code)
+        return _refused(exc.code)
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

@@ -2,11 +2,12 @@
 
 Timestamp -2 gives the log start offset, -1 the high watermark (equal to the last stable offset: no transactions),
 -3 (v7+) the offset and timestamp of the record with the largest timestamp, and any other timestamp the first offset
-whose record timestamp is at or after it, or offset -1 / timestamp -1 if there is none. -4 and -5 (tiered storage,
-v8+) are answered like -2, since everything is local. Errors come from the partition's check chain
-(kbroker/replication/partition.py): UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR, FENCED_LEADER_EPOCH /
-UNKNOWN_LEADER_EPOCH for a stale / newer `current_leader_epoch`, NOT_LEADER_OR_FOLLOWER. v0's `max_num_offsets` list
-form is below our minimum version.
+whose record timestamp is at or after it, or offset, timestamp and epoch -1 if there is none. -4 (earliest local,
+v8+) is answered like -2, since everything is local, and -5 (latest tiered) with -1, as Kafka without remote
+storage. The leader epoch is the one of the offset answered (an empty partition's: its leader's). Errors come from
+the partition's check chain (kbroker/replication/partition.py): UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR,
+FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale / newer `current_leader_epoch`, NOT_LEADER_OR_FOLLOWER. v0's
+`max_num_offsets` list form is below our minimum version.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """Metadata (3), v0-12.
 
 Brokers (every live broker), the cluster id and controller, and for each requested topic its partitions with leader,
-leader epoch, replicas, ISR and offline replicas. Topic ids from v10. A null topic list (v1+), or an empty one in v0,
-means every topic. Unknown topics are created when the request allows it (v4+; always before v4) and
-`auto.create.topics.enable` is true; otherwise they get UNKNOWN_TOPIC_OR_PARTITION with no partitions. A partition
-whose leader is not a live broker shows leader -1 and LEADER_NOT_AVAILABLE, as in Kafka.
+leader epoch, replicas, ISR and offline replicas. Topic ids in the answer from v10; asking by id works from v12 (v10
+and v11 requests by id get INVALID_REQUEST, as from Kafka). A null topic list (v1+), or an empty one in v0, means
+every topic. An illegal name gets INVALID_TOPIC_EXCEPTION. Unknown topics are created when the request allows it
+(v4+; always before v4) and `auto.create.topics.enable` is true, and described in the same answer (Kafka answers
+UNKNOWN_TOPIC_OR_PARTITION while its controller creates them: docs/kafka-differences.md); otherwise they get
+UNKNOWN_TOPIC_OR_PARTITION with no partitions. A partition whose leader is not a live broker shows leader -1 and
+LEADER_NOT_AVAILABLE, as in Kafka.
 
 The controller id is the answering node: every node can serve admin requests (they go through the metadata store),
 as KRaft brokers name a live broker rather than the controller. Naming the real controller would send admin clients
@@ -64,10 +67,13 @@ async def _lookup_or_create(ctx: RequestContext, name: str, allow_create: bool) 
     if topic is not None:
         return describe_topic(services.metadata.image(), topic)
     config = services.config
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        return MetadataResponseTopic(error_code=exc.code, name=name)
     if not (allow_create and config.auto_create_topics_enable):
         return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
     try:
-        validate_topic_name(name)
         topic = await services.topic_admin.create_topic(
             name, config.num_partitions, config.default_replication_factor, {}
         )
@@ -83,6 +89,18 @@ async def _lookup_or_create(ctx: RequestContext, name: str, allow_create: bool) 
 async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
     version = ctx.api_version
     allow_create = req.allow_auto_topic_creation if version >= 4 else True
+    if version < 12 and req.topics and any(t.name is None for t in req.topics):
+        # Asking by topic id came with v10, but Kafka serves it from v12 only and refuses it before.
+        return MetadataResponse(
+            controller_id=-1,
+            cluster_id=None,
+            topics=[
+                MetadataResponseTopic(
+                    error_code=ErrorCode.INVALID_REQUEST, name=t.name or "", topic_id=t.topic_id
+                )
+                for t in req.topics
+            ],
+        )
     topics: list[MetadataResponseTopic] = []
     if req.topics is None or (version == 0 and not req.topics):
         image = ctx.services.metadata.image()
@@ -90,7 +108,7 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
     else:
         for requested in req.topics:
             if requested.name is None:
-                # v10+ may ask by topic id only
+                # v12 may ask by topic id only
                 found = ctx.services.metadata.image().topics_by_id.get(requested.topic_id)
                 if found is None:
                     topics.append(

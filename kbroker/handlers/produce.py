@@ -72,15 +72,16 @@ async def handle(
         for data in topic_data.partition_data:
             response = PartitionProduceResponse(index=data.index, base_offset=-1)
             topic_response.partition_responses.append(response)
-            if req.acks not in (-1, 0, 1):
-                error: KafkaError | None = KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
-            elif req.transactional_id is not None:
+            # Kafka's order: the transactional id, then unknown partitions, then the records, then acks.
+            error: KafkaError | None = None
+            if req.transactional_id is not None:
                 error = KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
             elif not image.has_partition(topic_data.name, data.index):
-                # As Kafka: an unknown topic-partition is answered before its records are looked at.
                 error = KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             else:
                 error = _check_batch(data.records, ctx.api_version)
+            if error is None and req.acks not in (-1, 0, 1):
+                error = KafkaError(ErrorCode.INVALID_REQUIRED_ACKS)
             if error is not None:
                 response.error_code, response.error_message = error.code, error.message
                 continue

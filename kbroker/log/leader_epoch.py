@@ -46,18 +46,19 @@ class LeaderEpochCache:
             raise ValueError(f"corrupt {self.path}: {len(entries)} entries, header says {count}")
         return entries
 
-    def _write(self) -> None:
+    def _write(self, durable: bool = True) -> None:
         lines = [str(_VERSION), str(len(self.entries))]
         lines += [f"{epoch} {start_offset}" for epoch, start_offset in self.entries]
-        replace_file(self.path, ("\n".join(lines) + "\n").encode(), fsync=True, fsync_dir=True)
+        replace_file(self.path, ("\n".join(lines) + "\n").encode(), fsync=durable, fsync_dir=durable)
 
     @property
     def latest_epoch(self) -> int:
         return self.entries[-1][0] if self.entries else UNDEFINED_EPOCH
 
-    def assign(self, epoch: int, start_offset: int) -> bool:
+    def assign(self, epoch: int, start_offset: int, *, durable: bool = True) -> bool:
         """Record that `epoch` starts at `start_offset`, if it is newer than the latest epoch. Returns whether the
-        cache changed.
+        cache changed. `durable=False` skips the fsyncs: for an empty log, whose epochs a crash may lose harmlessly
+        (no record carries them, and leadership assigns them again).
         """
         if epoch < 0 or epoch <= self.latest_epoch:
             return False
@@ -65,7 +66,7 @@ class LeaderEpochCache:
         while self.entries and self.entries[-1][1] >= start_offset:
             self.entries.pop()
         self.entries.append((epoch, start_offset))
-        self._write()
+        self._write(durable)
         return True
 
     def epoch_for_offset(self, offset: int) -> int:

@@ -101,10 +101,13 @@ class Partition:
             return False
         self.replication = None
         # Every record appended from now on carries this epoch; followers find where their logs diverge from ours
-        # through this entry. An empty log has nothing to diverge from: its first append records the epoch (which
-        # spares a new topic's partitions a checkpoint write each).
-        if self.log.log_end_offset > self.log.log_start_offset:
-            self.log.leader_epoch_cache.assign(state.leader_epoch, self.log.log_end_offset)
+        # through this entry, and ListOffsets / OffsetForLeaderEpoch answer with it, even for an empty log (as
+        # Kafka). An empty log's entry is written without fsync: a crash can only lose an epoch no record carries,
+        # and it spares a new topic's partitions two fsyncs each.
+        log = self.log
+        log.leader_epoch_cache.assign(
+            state.leader_epoch, log.log_end_offset, durable=log.log_end_offset > log.log_start_offset
+        )
         self._set_state(state)
         self.replication = PartitionLeader(
             node_id=self.node_id,
@@ -339,9 +342,11 @@ class Partition:
         if timestamp == LATEST_TIMESTAMP:
             end = log.log_end_offset if replica_id >= 0 else log.high_watermark
             return end, -1, cache.epoch_for_offset(end)
-        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIERED_TIMESTAMP):
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             start = log.log_start_offset
             return start, -1, cache.epoch_for_offset(start)
+        if timestamp == LATEST_TIERED_TIMESTAMP:
+            return -1, -1, -1  # nothing is tiered (Kafka's answer with remote storage disabled)
         if timestamp == MAX_TIMESTAMP:
             found = log.max_timestamp_offset()
             if found is None:
@@ -349,7 +354,7 @@ class Partition:
             return found[0], found[1], cache.epoch_for_offset(found[0])
         found = log.offset_for_timestamp(timestamp, log.high_watermark)
         if found is None:
-            return -1, -1, self.leader_epoch
+            return -1, -1, -1
         return found[0], found[1], cache.epoch_for_offset(found[0])
 
     def last_offset_for_leader_epoch(self, current_leader_epoch: int, leader_epoch: int) -> tuple[int, int]:
