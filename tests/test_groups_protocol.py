@@ -133,7 +133,11 @@ def test_find_coordinator_names_this_broker(broker: BrokerProcess, wire: Wire, v
 def test_find_coordinator_of_other_key_types(wire: Wire, version: int) -> None:
     # No transaction coordinator (key type 1) and no share groups (2, as Kafka 3.9 answers them with share groups
     # disabled): retriable COORDINATOR_NOT_AVAILABLE; anything else: INVALID_REQUEST.
-    for key_type, error in [(1, E.COORDINATOR_NOT_AVAILABLE), (2, E.COORDINATOR_NOT_AVAILABLE), (9, E.INVALID_REQUEST)]:
+    for key_type, error in [
+        (1, E.COORDINATOR_NOT_AVAILABLE),
+        (2, E.COORDINATOR_NOT_AVAILABLE),
+        (9, E.INVALID_REQUEST),
+    ]:
         if version >= 4:
             response = wire.call(FindCoordinatorRequest(key_type=key_type, coordinator_keys=["x"]), version)
             (answer,) = response.coordinators
