@@ -132,6 +132,9 @@ class ReplicaManager:
         self._isr_retry_at: dict[TopicPartition, int] = {}
         self._isr_refused: dict[TopicPartition, tuple[int, ...]] = {}
         self._stray_reported: set[TopicPartition] = set()
+        # The partitions this node leads that have followers: the only ones the ISR task looks at, so partitions
+        # without followers (every partition of a single node) cost it nothing.
+        self._replicated_leaders: dict[TopicPartition, Partition] = {}
         # Every high watermark starts at its checkpoint (or the log start): see replication/checkpoint.py.
         checkpoint = read_checkpoint(logs.data_dir)
         for tp in logs.partitions():
@@ -157,11 +160,6 @@ class ReplicaManager:
             self._nursery = None
             self._stop_fetchers()
             self.checkpoint_high_watermarks()
-
-    def on_flushed(self, plog: PartitionLog) -> None:
-        """The group committer finished a round for `plog`: acks=-1 produces on it may be done."""
-        if plog.topic_partition is not None:
-            self.purgatory.wake(plog.topic_partition)
 
     # ---- applying metadata (synchronous) ---------------------------------------------------------------------
 
@@ -205,6 +203,10 @@ class ReplicaManager:
 
     def _make_leader(self, partition: Partition, state: PartitionState, now: int, changes: list[str]) -> None:
         self._follows.pop(partition.tp, None)
+        if len(state.replicas) > 1:
+            self._replicated_leaders[partition.tp] = partition
+        else:
+            self._replicated_leaders.pop(partition.tp, None)
         try:
             if partition.make_leader(state, now):
                 changes.append(f"leading {partition.tp} at epoch {state.leader_epoch}")
@@ -220,9 +222,11 @@ class ReplicaManager:
         except OSError as exc:
             log.error("cannot record leader epoch %d of %s: %s", state.leader_epoch, partition.tp, exc)
             partition.make_idle(state)
+            self._replicated_leaders.pop(partition.tp, None)
 
     def _make_follower(self, partition: Partition, state: PartitionState, changes: list[str]) -> None:
         tp = partition.tp
+        self._replicated_leaders.pop(tp, None)
         if partition.make_follower(state):
             changes.append(f"following {tp} from broker {state.leader} at epoch {state.leader_epoch}")
         current = self._follows.get(tp)
@@ -231,6 +235,7 @@ class ReplicaManager:
 
     def _make_idle(self, tp: TopicPartition, state: PartitionState | None, changes: list[str]) -> None:
         self._follows.pop(tp, None)
+        self._replicated_leaders.pop(tp, None)
         partition = self.partitions.get(tp)
         if partition is not None and partition.make_idle(state):
             changes.append(f"no longer leading {tp}")
@@ -287,6 +292,7 @@ class ReplicaManager:
 
     def _delete_log(self, tp: TopicPartition, why: str) -> None:
         self._follows.pop(tp, None)
+        self._replicated_leaders.pop(tp, None)
         partition = self.partitions.pop(tp, None)
         if partition is not None:
             partition.make_idle(None)
@@ -521,12 +527,8 @@ class ReplicaManager:
             now = self.clock.now_ms()
             live = self.image.live_brokers()
             proposals: list[tuple[Partition, tuple[int, ...]]] = []
-            for tp, partition in self.partitions.items():
-                if (
-                    len(partition.replicas) < 2
-                    or not partition.is_leader
-                    or self._isr_retry_at.get(tp, 0) > now
-                ):
+            for tp, partition in self._replicated_leaders.items():
+                if not partition.is_leader or self._isr_retry_at.get(tp, 0) > now:
                     continue
                 new_isr = partition.isr_proposal(now, lag_time_max_ms, live)
                 if new_isr is not None:
@@ -582,12 +584,11 @@ class ReplicaManager:
     # ---- high watermark checkpoints and retention ------------------------------------------------------------
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
-        out: dict[TopicPartition, int] = {}
-        for tp in self.logs.partitions():
-            plog = self.logs.get(tp)
-            if plog is not None and not plog.closed:
-                out[tp] = plog.high_watermark
-        return out
+        return {
+            plog.topic_partition: plog.high_watermark
+            for plog in self.logs
+            if plog.topic_partition is not None and not plog.closed
+        }
 
     def checkpoint_high_watermarks(self) -> None:
         try:
