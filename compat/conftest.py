@@ -11,7 +11,9 @@ mvn fails the Kafka targets instead of skipping them. Each target is started onc
 runs, and stopped after its last (pytest groups the scenarios by target).
 
 Every scenario takes the `target` fixture and uses nothing but `target.bootstrap`, with fresh topic names, so
-one broker per target serves them all.
+one broker per target serves them all. A scenario marked `kbroker_cluster` also runs against a 3-node kbroker
+cluster (tests/cluster_fixture.py: a private etcd and three nodes), creating its topics at replication factor 3
+(`target.create_topic`); only the Spark scenarios do, to keep CI short.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from compat.kafka.process import KafkaProcess
 from compat.target import Target
 from tests import conftest as shared
 from tests.broker_process import BrokerProcess
+from tests.cluster_fixture import running_cluster
 
 # The shared fixtures and the failure-report hook, registered for compat/ too.
 broker = shared.broker
@@ -44,6 +47,8 @@ pytest_runtest_makereport = shared.pytest_runtest_makereport
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.0"
 KAFKA_DOCKER = "kafka-docker"
 KAFKA_PREFIX = "kafka-"
+KBROKER_CLUSTER = "kbroker-cluster"
+CLUSTER_SIZE = 3
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,7 +85,10 @@ def target_names(config: pytest.Config) -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "target" in metafunc.fixturenames:
-        metafunc.parametrize("target", target_names(metafunc.config), indirect=True, scope="session")
+        names = target_names(metafunc.config)
+        if "kbroker" in names and metafunc.definition.get_closest_marker("kbroker_cluster"):
+            names.insert(names.index("kbroker") + 1, KBROKER_CLUSTER)
+        metafunc.parametrize("target", names, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -167,6 +175,11 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
             kafka.stop()
             if request.session.testsfailed == failed_before:
                 shutil.rmtree(kafka.base_dir, ignore_errors=True)
+    elif name == KBROKER_CLUSTER:
+        root = request.getfixturevalue("tmp_path_factory").mktemp("compat-kbroker-cluster")
+        with running_cluster(root, CLUSTER_SIZE) as cluster:
+            nodes = tuple(cluster.nodes.values())
+            yield Target(name, cluster.bootstrap, replication_factor=CLUSTER_SIZE, nodes=nodes)
     else:
         process: BrokerProcess = request.getfixturevalue("_kbroker_session")
         yield Target("kbroker", process.bootstrap, process)
@@ -180,11 +193,10 @@ def _target_alive(request: pytest.FixtureRequest) -> None:
     if "target" not in request.fixturenames:
         return
     target: Target = request.getfixturevalue("target")
-    if target.process is None:
-        return
-    shared.register_broker(request, target.process)
-    if not target.process.is_running():
-        target.process.restart()
+    for process in (target.process,) if target.process is not None else target.nodes:
+        shared.register_broker(request, process)
+        if not process.is_running():
+            process.restart()
 
 
 @pytest.fixture(scope="session")
