@@ -1,72 +1,561 @@
-"""Spark's `format("kafka")` source and sink through PySpark, end to end.
+"""Spark's `format("kafka")` source and sink through PySpark, against every target, with exact results.
 
-The connector (spark-sql-kafka-0-10 and its dependencies: kafka-clients, commons-pool2, spark-token-provider-kafka)
-is published on Maven Central; the test set-up does not resolve it yet (issue 8), so the test needs the jars handed to
-it: set KBROKER_SPARK_KAFKA_JARS to a directory holding them (and install pyspark). Without that directory the test
-skips and says why; the calls Spark makes are still exercised with the same Java client in compat/test_java.py.
+PySpark is pinned in the `test` extra; scripts/test resolves Spark's own connector (spark-sql-kafka-0-10 at the
+installed PySpark's version) with mvn once into ~/.cache/kbroker/spark-kafka (compat/spark/install.py), and the
+scenarios hand Spark the jars of it that PySpark does not ship. One SparkSession (local[2], compat/spark/session.py)
+serves the whole test session; every scenario makes its own topics and checkpoint directories.
+
+The targets are the usual ones (a kbroker, Apache Kafka 3.9.2 and 4.3.1) plus a 3-node kbroker cluster whose topics
+are created at replication factor 3 (the `kbroker_cluster` mark). Test data is produced with confluent-kafka where
+the scenario reads (so that a source is tested on its own, with timestamps of our choosing), with Spark's sink where
+the scenario writes.
+
+Each scenario takes the data source's name from `source_format`: Spark's own "kafka" today. A second connector that
+speaks Kafka's option names (e.g. a `format("kbroker")` data source) joins FORMATS and must pass the same scenarios;
+the options used are those of Spark's Kafka integration guide (`kafka.bootstrap.servers`, `subscribe`,
+`subscribePattern`, `assign`, `startingOffsets`, `endingOffsets`, `startingOffsetsByTimestamp`,
+`endingOffsetsByTimestamp`, `startingTimestamp`, `endingTimestamp`, `startingOffsetsByTimestampStrategy`,
+`includeHeaders`, `minPartitions`, `maxOffsetsPerTrigger`, `kafka.isolation.level`, `topic`); none of them is
+peculiar to Spark's own connector.
+
+Run alone: `scripts/test compat/test_spark.py` (`--kafka none`: the kbroker targets only).
 """
 
 from __future__ import annotations
 
-import os
+import importlib.util
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
+from confluent_kafka import Message, Producer
+from kafka.partitioner.default import murmur2
 
+from compat.spark.install import (
+    SCALA,
+    InstallFailed,
+    artifact_name,
+    connector_jars,
+    install,
+    is_installed,
+    pyspark_jars,
+    pyspark_version,
+)
+from compat.spark.session import SparkJvm, spark_session
 from compat.target import Target
+from tests.conftest import missing_tool
 
-pytestmark = pytest.mark.timeout(600)
+if TYPE_CHECKING:  # pyspark is imported by the session fixture, which says so when it is missing
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
-JARS_ENV = "KBROKER_SPARK_KAFKA_JARS"
+pytestmark = [pytest.mark.kbroker_cluster, pytest.mark.timeout(300)]
+
+# The data sources under test, by the name given to format().
+FORMATS = ["kafka"]
+# A streaming query with availableNow stops by itself once it has read what was there when it started.
+QUERY_TIMEOUT_S = 120
+# The source's timestampType column: CreateTime (0) or LogAppendTime (1).
+CREATE_TIME = 0
+LOG_APPEND_TIME = 1
+
+Headers = tuple[tuple[str, bytes | None], ...]
 
 
-def _jars() -> list[Path]:
-    where = os.environ.get(JARS_ENV)
-    if not where:
-        pytest.skip(
-            f"Spark's Kafka connector is not resolved by the test set-up yet (issue 8): set {JARS_ENV} to a "
-            "directory holding spark-sql-kafka-0-10 and its dependencies to run this test"
-        )
-    jars = sorted(Path(where).glob("*.jar"))
-    assert jars, f"{JARS_ENV}={where} holds no .jar files"
-    return jars
+class Rec(NamedTuple):
+    """One row of the Kafka source, in plain Python values."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers | None
+    timestamp: int  # ms since the epoch
+    timestamp_type: int
 
 
-def test_spark_writes_and_reads_back(target: Target) -> None:
-    jars = _jars()
+class Seed(NamedTuple):
+    """A record to produce: its partition, key, value, headers and CreateTime (None: the producer's clock)."""
+
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+    timestamp: int | None = None
+
+
+# ---- fixtures ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def spark_connector_jars() -> list[Path]:
+    """The jars of Spark's Kafka connector to hand Spark (resolved first if scripts/test has not)."""
+    if importlib.util.find_spec("pyspark") is None:
+        missing_tool("pyspark is not installed (it is in the `test` extra)")
+    if shutil.which("java") is None:
+        missing_tool("java is not installed (apt package openjdk-17-jdk-headless), needed by Spark")
+    if not is_installed(pyspark_version()) and shutil.which("mvn") is None:
+        missing_tool("mvn is not installed (apt package maven), needed to resolve Spark's Kafka connector")
     try:
-        from pyspark.sql import SparkSession
-    except ImportError:  # the jars were given, so the user means to run Spark: say what is missing
-        pytest.fail("pyspark is not installed: pip install pyspark (4.x, Java 17)")
+        return connector_jars()
+    except InstallFailed as error:
+        pytest.fail(str(error))
 
-    topic = target.topic("spark")
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("kbroker-compat")
-        .config("spark.jars", ",".join(str(j) for j in jars))
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
+
+@pytest.fixture(scope="session")
+def spark_jvm(
+    spark_connector_jars: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SparkJvm]:
+    """The session's SparkSession, with Spark's Kafka connector on its classpath."""
+    with spark_session(spark_connector_jars, tmp_path_factory.mktemp("spark")) as jvm:
+        yield jvm
+
+
+@pytest.fixture
+def spark(spark_jvm: SparkJvm, request: pytest.FixtureRequest) -> Iterator[SparkSession]:
+    """The SparkSession; a failing scenario's report shows the tail of Spark's log (its teardown output)."""
+    failed_before = request.session.testsfailed
+    yield spark_jvm.spark
+    if request.session.testsfailed != failed_before:
+        print(f"--- Spark's log ({spark_jvm.log_path}), tail ---\n{spark_jvm.log_tail()}")
+
+
+@pytest.fixture(params=FORMATS, ids=[f"format={name}" for name in FORMATS])
+def source_format(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+# ---- helpers ----------------------------------------------------------------------------------------------------
+
+
+def produce(target: Target, topic: str, seeds: Sequence[Seed]) -> list[tuple[int, int]]:
+    """Produce in order (idempotent, acks=all) and return each record's (partition, offset)."""
+    producer = Producer({"bootstrap.servers": target.bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    acks: list[tuple[int, int] | None] = [None] * len(seeds)
+    errors: list[object] = []
+
+    def on_delivery(index: int) -> Callable[[object, Message], None]:
+        def delivered(error: object, message: Message) -> None:
+            if error is not None:
+                errors.append(error)
+            else:
+                partition, offset = message.partition(), message.offset()
+                assert partition is not None
+                assert offset is not None
+                acks[index] = (partition, offset)
+
+        return delivered
+
+    for index, seed in enumerate(seeds):
+        options: dict[str, Any] = {"partition": seed.partition, "headers": list(seed.headers)}
+        if seed.timestamp is not None:
+            options["timestamp"] = seed.timestamp
+        producer.produce(topic, seed.value, seed.key, on_delivery=on_delivery(index), **options)
+    assert producer.flush(60) == 0, "records still unsent after 60 s"
+    assert errors == []
+    done = [ack for ack in acks if ack is not None]
+    assert len(done) == len(seeds), acks
+    return done
+
+
+def reader(spark: SparkSession, source_format: str, target: Target) -> DataFrameReader:
+    """spark.read on the target, headers included."""
+    return (
+        spark.read.format(source_format)
+        .option("kafka.bootstrap.servers", target.bootstrap)
+        .option("includeHeaders", "true")
     )
-    try:
-        rows = [(f"k{i}", f"v{i}") for i in range(1000)]
-        spark.createDataFrame(rows, ["key", "value"]).write.format("kafka").option(
-            "kafka.bootstrap.servers", target.bootstrap
-        ).option("topic", topic).save()
-        read = (
-            spark.read.format("kafka")
-            .option("kafka.bootstrap.servers", target.bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("endingOffsets", "latest")
-            .load()
-            .selectExpr("CAST(key AS STRING) AS key", "CAST(value AS STRING) AS value", "partition", "offset")
-            .collect()
+
+
+def stream_reader(spark: SparkSession, source_format: str, target: Target) -> DataStreamReader:
+    return (
+        spark.readStream.format(source_format)
+        .option("kafka.bootstrap.servers", target.bootstrap)
+        .option("includeHeaders", "true")
+    )
+
+
+def records(frame: DataFrame) -> list[Rec]:
+    """A source DataFrame's rows as Recs, sorted by topic, partition and offset."""
+    rows = frame.selectExpr(
+        "topic",
+        "partition",
+        "offset",
+        "key",
+        "value",
+        "headers",
+        "unix_millis(timestamp) AS ts",
+        "timestampType",
+    ).collect()
+    return sorted(
+        Rec(
+            row.topic,
+            row.partition,
+            row.offset,
+            None if row.key is None else bytes(row.key),
+            None if row.value is None else bytes(row.value),
+            None
+            if row.headers is None
+            else tuple((h.key, None if h.value is None else bytes(h.value)) for h in row.headers),
+            row.ts,
+            row.timestampType,
         )
+        for row in rows
+    )
+
+
+def expected(topic: str, seeds: Sequence[Seed], acks: Sequence[tuple[int, int]]) -> list[Rec]:
+    """The Recs the source should give for records produced with explicit timestamps."""
+    out = []
+    for seed, (partition, offset) in zip(seeds, acks, strict=True):
+        assert seed.timestamp is not None
+        headers = seed.headers or None
+        out.append(Rec(topic, partition, offset, seed.key, seed.value, headers, seed.timestamp, CREATE_TIME))
+    return sorted(out)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def run_available_now(writer: DataStreamWriter, checkpoint: Path) -> None:
+    """Start a streaming query with trigger(availableNow=True) and wait until it has stopped by itself."""
+    query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+    try:
+        assert query.awaitTermination(QUERY_TIMEOUT_S), f"the query still ran after {QUERY_TIMEOUT_S} s"
     finally:
-        spark.stop()
-    assert sorted((r.key, r.value) for r in read) == sorted(rows)
-    per_partition: dict[int, list[int]] = {}
-    for r in read:
-        per_partition.setdefault(r.partition, []).append(r.offset)
-    for offsets in per_partition.values():
-        assert sorted(offsets) == list(range(len(offsets)))
+        query.stop()
+    assert query.exception() is None, query.exception()
+
+
+def collect_batches(frame: DataFrame, checkpoint: Path) -> dict[int, list[Rec]]:
+    """Run a streaming source DataFrame with availableNow into foreachBatch: batch id -> its records."""
+    batches: dict[int, list[Rec]] = {}
+
+    def keep(batch: DataFrame, batch_id: int) -> None:
+        batches[batch_id] = records(batch)
+
+    run_available_now(frame.writeStream.foreachBatch(keep), checkpoint)
+    return batches
+
+
+def offsets(recs: Sequence[Rec]) -> dict[int, list[int]]:
+    """partition -> the offsets read there."""
+    out: dict[int, list[int]] = {}
+    for rec in recs:
+        out.setdefault(rec.partition, []).append(rec.offset)
+    return out
+
+
+# ---- batch ------------------------------------------------------------------------------------------------------
+
+# Keys and values as bytes (not all of them UTF-8), null keys and values, headers: none, one, a repeated key, a
+# null value.
+WRITE_ROWS: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]], int]] = [
+    (b"k0", b"v0", [], 0),
+    (None, b"no key", [("h", b"1")], 1),
+    (b"k2", None, [("dup", b"a"), ("dup", b"b")], 2),
+    (b"\x00\xff", b"\xfe\x00binary", [("null-value", None)], 0),
+    (None, None, [], 1),
+    (b"k5", b"", [("empty", b"")], 2),
+    (b"k6", b"v6", [], 0),
+]
+WRITE_SCHEMA = "key binary, value binary, headers array<struct<key: string, value: binary>>, partition int"
+
+
+def test_batch_write_and_read_back(
+    spark: SparkSession, source_format: str, target: Target, tmp_path: Path
+) -> None:
+    """The sink writes keys, null keys and values, and headers to the partitions named; the source reads exactly
+    them back, at consecutive offsets in write order, stamped with CreateTime."""
+    topic = target.topic("spark-batch")
+    target.create_topic(topic, 3)
+    before = now_ms()
+    # One Spark partition: a single task writes the rows, in order.
+    spark.createDataFrame(WRITE_ROWS, WRITE_SCHEMA).coalesce(1).write.format(source_format).option(
+        "kafka.bootstrap.servers", target.bootstrap
+    ).option("topic", topic).save()
+    after = now_ms()
+
+    read = records(reader(spark, source_format, target).option("subscribe", topic).load())
+
+    next_offset = [0, 0, 0]
+    want = []
+    for key, value, headers, partition in WRITE_ROWS:
+        want.append((topic, partition, next_offset[partition], key, value, tuple(headers) or None))
+        next_offset[partition] += 1
+    assert [rec[:6] for rec in read] == sorted(want)
+    assert {rec.timestamp_type for rec in read} == {CREATE_TIME}
+    assert all(before <= rec.timestamp <= after for rec in read), (before, [r.timestamp for r in read], after)
+
+
+def test_sink_routes_by_partition_topic_and_key(
+    spark: SparkSession, source_format: str, target: Target
+) -> None:
+    """The sink's `partition` column picks the partition; where it is null the key's murmur2 hash does (the Java
+    client's default partitioner); a `topic` column routes each row to its own topic."""
+    first, second = target.topic("spark-route-a"), target.topic("spark-route-b")
+    target.create_topic(first, 4)
+    target.create_topic(second, 2)
+    rows = [
+        (first, b"x", b"0", 3),
+        (first, b"x", b"1", 1),
+        (second, b"y", b"2", 1),
+        (first, b"key-a", b"3", None),
+        (first, b"key-b", b"4", None),
+        (first, b"key-a", b"5", None),
+        (second, b"key-c", b"6", None),
+        (first, b"x", b"7", 3),
+    ]
+    frame = spark.createDataFrame(rows, "topic string, key binary, value binary, partition int").coalesce(1)
+    frame.write.format(source_format).option("kafka.bootstrap.servers", target.bootstrap).save()
+
+    read = records(reader(spark, source_format, target).option("subscribe", f"{first},{second}").load())
+
+    sizes = {first: 4, second: 2}
+    next_offset: dict[tuple[str, int], int] = {}
+    want = []
+    for topic, key, value, partition in rows:
+        where = partition if partition is not None else (murmur2(key) & 0x7FFFFFFF) % sizes[topic]
+        offset = next_offset.get((topic, where), 0)
+        next_offset[(topic, where)] = offset + 1
+        want.append((topic, where, offset, key, value))
+    assert [rec[:5] for rec in read] == sorted(want)
+
+
+def three_partitions_of_five(topic: str, base: int) -> list[Seed]:
+    """Five records in each of three partitions, value b"p<partition>-<i>", a second apart from `base`."""
+    return [
+        Seed(p, f"k{i}".encode(), f"p{p}-{i}".encode(), (("i", str(i).encode()),), base + i * 1000)
+        for p in range(3)
+        for i in range(5)
+    ]
+
+
+def test_starting_and_ending_offsets_as_json(spark: SparkSession, source_format: str, target: Target) -> None:
+    topic = target.topic("spark-offsets")
+    target.create_topic(topic, 3)
+    seeds = three_partitions_of_five(topic, now_ms() - 60_000)
+    acks = produce(target, topic, seeds)
+    assert acks == [(p, i) for p in range(3) for i in range(5)]
+
+    starting = {topic: {"0": 1, "1": 2, "2": -2}}  # -2: earliest
+    ending = {topic: {"0": 4, "1": -1, "2": 2}}  # -1: latest; the end is exclusive
+    read = records(
+        reader(spark, source_format, target)
+        .option("subscribe", topic)
+        .option("startingOffsets", json.dumps(starting))
+        .option("endingOffsets", json.dumps(ending))
+        # Ranges split into several tasks, each starting to fetch inside a record batch.
+        .option("minPartitions", "6")
+        # ListOffsets and Fetch at isolation level 1 (no transactions: the same records).
+        .option("kafka.isolation.level", "read_committed")
+        .load()
+    )
+
+    assert offsets(read) == {0: [1, 2, 3], 1: [2, 3, 4], 2: [0, 1]}
+    assert read == [rec for rec in expected(topic, seeds, acks) if rec.offset in offsets(read)[rec.partition]]
+
+
+def test_offsets_by_timestamp(spark: SparkSession, source_format: str, target: Target) -> None:
+    """Starting and ending offsets by timestamp resolve to the first record at or after it (ListOffsets by
+    timestamp); where no record is that late, an ending offset is the latest and a starting one follows
+    startingOffsetsByTimestampStrategy."""
+    topic = target.topic("spark-timestamps")
+    target.create_topic(topic, 2)
+    base = now_ms() - 60_000
+    # partition 0 at base + 0, 1, 2, 3, 4 s; partition 1 ten seconds later
+    seeds = [
+        Seed(p, None, f"p{p}-{i}".encode(), (), base + p * 10_000 + i * 1000)
+        for p in range(2)
+        for i in range(5)
+    ]
+    want = expected(topic, seeds, produce(target, topic, seeds))
+
+    def read(**options: str) -> dict[int, list[int]]:
+        frame = reader(spark, source_format, target).option("subscribe", topic)
+        for name, value in options.items():
+            frame = frame.option(name, value)
+        got = records(frame.load())
+        assert got == [rec for rec in want if rec.offset in offsets(got).get(rec.partition, [])]
+        return offsets(got)
+
+    # per partition: 1.5 s falls between offsets 1 and 2; 13 s is exactly offset 3's; 3.5 s -> 4; past the end -> 5
+    by_partition = read(
+        startingOffsetsByTimestamp=json.dumps({topic: {"0": base + 1500, "1": base + 13_000}}),
+        endingOffsetsByTimestamp=json.dumps({topic: {"0": base + 3500, "1": base + 60_000}}),
+    )
+    assert by_partition == {0: [2, 3], 1: [3, 4]}
+    # one timestamp for every partition
+    assert read(startingTimestamp=str(base + 2500), endingTimestamp=str(base + 12_500)) == {
+        0: [3, 4],
+        1: [0, 1, 2],
+    }
+    # no record of partition 0 is as late as 4.5 s after base: it starts at its latest offset
+    assert read(startingTimestamp=str(base + 4500), startingOffsetsByTimestampStrategy="latest") == {
+        1: [0, 1, 2, 3, 4]
+    }
+
+
+def test_subscribe_pattern(spark: SparkSession, source_format: str, target: Target) -> None:
+    """subscribePattern reads every topic whose name matches, and no other. (Spark's driver looks for the pattern
+    anywhere in a name, Scala's Regex.findFirstIn, where its executors' consumers match whole names: anchored,
+    both agree.)"""
+    prefix = target.topic("spark-pattern")
+    matching = [f"{prefix}-a", f"{prefix}-b"]
+    others = [f"{prefix}_c", f"x{prefix}-d"]
+    for topic in [*matching, *others]:
+        target.create_topic(topic, 2)
+    base = now_ms() - 60_000
+    want = []
+    for n, topic in enumerate([*matching, *others]):
+        seeds = [Seed(p, None, f"{topic}/{p}".encode(), (), base + n) for p in range(2)]
+        acks = produce(target, topic, seeds)
+        if topic in matching:
+            want += expected(topic, seeds, acks)
+
+    read = records(
+        reader(spark, source_format, target).option("subscribePattern", f"^{re.escape(prefix)}-.*$").load()
+    )
+
+    assert read == sorted(want)
+
+
+def test_assign(spark: SparkSession, source_format: str, target: Target) -> None:
+    """assign reads the partitions named and no other."""
+    topic = target.topic("spark-assign")
+    target.create_topic(topic, 3)
+    seeds = three_partitions_of_five(topic, now_ms() - 60_000)
+    want = expected(topic, seeds, produce(target, topic, seeds))
+
+    read = records(reader(spark, source_format, target).option("assign", json.dumps({topic: [0, 2]})).load())
+
+    assert read == [rec for rec in want if rec.partition in (0, 2)]
+
+
+# ---- streaming --------------------------------------------------------------------------------------------------
+
+
+def test_available_now_with_max_offsets_per_trigger(
+    spark: SparkSession, source_format: str, target: Target, tmp_path: Path
+) -> None:
+    """trigger(availableNow=True) reads what is there in micro-batches of at most maxOffsetsPerTrigger records,
+    split across the partitions in proportion to what each has left, then stops."""
+    topic = target.topic("spark-trigger")
+    target.create_topic(topic, 2)
+    seeds = [
+        Seed(p, None, f"p{p}-{i}".encode(), (), now_ms() - 60_000 + i) for p in range(2) for i in range(10)
+    ]
+    want = expected(topic, seeds, produce(target, topic, seeds))
+
+    frame = (
+        stream_reader(spark, source_format, target)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "6")
+        .load()
+    )
+    batches = collect_batches(frame, tmp_path / "checkpoint")
+
+    # 20 records, 6 a batch, 3 from each partition: 6, 6, 6, then the last one of each
+    assert {batch_id: offsets(recs) for batch_id, recs in batches.items()} == {
+        0: {0: [0, 1, 2], 1: [0, 1, 2]},
+        1: {0: [3, 4, 5], 1: [3, 4, 5]},
+        2: {0: [6, 7, 8], 1: [6, 7, 8]},
+        3: {0: [9], 1: [9]},
+    }
+    assert sorted(rec for recs in batches.values() for rec in recs) == want
+
+
+def test_restart_from_checkpoint_reads_only_new_rows(
+    spark: SparkSession, source_format: str, target: Target, tmp_path: Path
+) -> None:
+    """A query started again on its checkpoint reads exactly the records produced since, in the next batch."""
+    topic = target.topic("spark-restart")
+    target.create_topic(topic, 2)
+    base = now_ms() - 60_000
+    first = [Seed(p, None, f"first-{p}-{i}".encode(), (), base + i) for p in range(2) for i in range(4)]
+    second = [Seed(0, None, b"second-0", (), base + 10), Seed(1, b"k", None, (("h", b"v"),), base + 11)]
+    second.append(Seed(0, None, b"second-1", (), base + 12))
+    checkpoint = tmp_path / "checkpoint"
+
+    def run() -> dict[int, list[Rec]]:
+        frame = stream_reader(spark, source_format, target).option("subscribe", topic)
+        # startingOffsets only counts for a query's first run; later ones start where the checkpoint says
+        return collect_batches(frame.option("startingOffsets", "earliest").load(), checkpoint)
+
+    want_first = expected(topic, first, produce(target, topic, first))
+    assert run() == {0: want_first}
+    want_second = expected(topic, second, produce(target, topic, second))
+    assert offsets(want_second) == {0: [4, 5], 1: [4]}
+    assert run() == {1: want_second}
+
+
+def test_streaming_copy_with_the_kafka_sink(
+    spark: SparkSession, source_format: str, target: Target, tmp_path: Path
+) -> None:
+    """A streaming query copies a topic into another through the sink: keys, values (null ones too), headers and
+    partitions kept, each partition's records in order; the copy's topic stamps them with LogAppendTime."""
+    source, copy = target.topic("spark-copy-from"), target.topic("spark-copy-to")
+    target.create_topic(source, 3)
+    target.create_topic(copy, 3, {"message.timestamp.type": "LogAppendTime"})
+    base = now_ms() - 60_000
+    seeds = [
+        Seed(
+            p,
+            None if i == 1 else f"k{i}".encode(),
+            None if i == 2 else f"{p}/{i}".encode(),
+            headers,
+            base + i,
+        )
+        for p in range(3)
+        for i, headers in enumerate([(), (("a", b"1"),), (("a", b"1"), ("a", None)), (("b", b""),)])
+    ]
+    want = expected(source, seeds, produce(target, source, seeds))
+
+    frame = (
+        stream_reader(spark, source_format, target)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("key", "value", "headers", "partition")
+    )
+    writer = (
+        frame.writeStream.format(source_format)
+        .option("kafka.bootstrap.servers", target.bootstrap)
+        .option("topic", copy)
+    )
+    before = now_ms()
+    run_available_now(writer, tmp_path / "checkpoint")
+    after = now_ms()
+
+    read = records(reader(spark, source_format, target).option("subscribe", copy).load())
+    assert [rec[1:6] for rec in read] == [rec[1:6] for rec in want]
+    assert {rec.topic for rec in read} == {copy}
+    assert all(before <= rec.timestamp <= after and rec.timestamp_type == LOG_APPEND_TIME for rec in read)
+
+
+# ---- set-up -----------------------------------------------------------------------------------------------------
+
+
+def test_spark_gets_only_the_connector_jars_pyspark_lacks(spark_connector_jars: list[Path]) -> None:
+    """Of the connector's runtime dependencies, Spark is handed those PySpark does not ship (a second copy of
+    scala-library or hadoop-client at another version would be a classpath clash waiting to happen)."""
+    jars = spark_connector_jars
+    assert {artifact_name(jar.name) for jar in jars} == {
+        f"spark-sql-kafka-0-10_{SCALA}",
+        f"spark-token-provider-kafka-0-10_{SCALA}",
+        "kafka-clients",
+        "commons-pool2",
+    }
+    assert {jar.parent for jar in jars} == {install(pyspark_version())}
+    shipped = {artifact_name(jar.name) for jar in pyspark_jars().glob("*.jar")}
+    everything = {artifact_name(jar.name) for jar in install(pyspark_version()).glob("*.jar")}
+    assert {"scala-library", "hadoop-client-api", "hadoop-client-runtime"} <= everything & shipped
