@@ -15,8 +15,8 @@ speaks Kafka's option names (e.g. a `format("kbroker")` data source) joins FORMA
 the options used are those of Spark's Kafka integration guide (`kafka.bootstrap.servers`, `subscribe`,
 `subscribePattern`, `assign`, `startingOffsets`, `endingOffsets`, `startingOffsetsByTimestamp`,
 `endingOffsetsByTimestamp`, `startingTimestamp`, `endingTimestamp`, `startingOffsetsByTimestampStrategy`,
-`includeHeaders`, `minPartitions`, `maxOffsetsPerTrigger`, `kafka.isolation.level`, `topic`); none of them is
-peculiar to Spark's own connector.
+`includeHeaders`, `minPartitions`, `maxOffsetsPerTrigger`, `topic`, and the client settings `kafka.isolation.level`
+and `kafka.compression.type`); none of them is peculiar to Spark's own connector.
 
 Run alone: `scripts/test compat/test_spark.py` (`--kafka none`: the kbroker targets only).
 """
@@ -273,15 +273,16 @@ WRITE_SCHEMA = "key binary, value binary, headers array<struct<key: string, valu
 def test_batch_write_and_read_back(
     spark: SparkSession, source_format: str, target: Target, tmp_path: Path
 ) -> None:
-    """The sink writes keys, null keys and values, and headers to the partitions named; the source reads exactly
-    them back, at consecutive offsets in write order, stamped with CreateTime."""
+    """The sink writes keys, null keys and values, and headers to the partitions named (in zstd batches); the
+    source reads exactly them back, at consecutive offsets in write order, stamped with CreateTime."""
     topic = target.topic("spark-batch")
     target.create_topic(topic, 3)
     before = now_ms()
     # One Spark partition: a single task writes the rows, in order.
-    spark.createDataFrame(WRITE_ROWS, WRITE_SCHEMA).coalesce(1).write.format(source_format).option(
-        "kafka.bootstrap.servers", target.bootstrap
-    ).option("topic", topic).save()
+    frame = spark.createDataFrame(WRITE_ROWS, WRITE_SCHEMA).coalesce(1)
+    frame.write.format(source_format).option("kafka.bootstrap.servers", target.bootstrap).option(
+        "topic", topic
+    ).option("kafka.compression.type", "zstd").save()
     after = now_ms()
 
     read = records(reader(spark, source_format, target).option("subscribe", topic).load())
@@ -300,7 +301,7 @@ def test_sink_routes_by_partition_topic_and_key(
     spark: SparkSession, source_format: str, target: Target
 ) -> None:
     """The sink's `partition` column picks the partition; where it is null the key's murmur2 hash does (the Java
-    client's default partitioner); a `topic` column routes each row to its own topic."""
+    client's default partitioner); a `topic` column routes each row to its own topic. (Batches in snappy.)"""
     first, second = target.topic("spark-route-a"), target.topic("spark-route-b")
     target.create_topic(first, 4)
     target.create_topic(second, 2)
@@ -315,7 +316,9 @@ def test_sink_routes_by_partition_topic_and_key(
         (first, b"x", b"7", 3),
     ]
     frame = spark.createDataFrame(rows, "topic string, key binary, value binary, partition int").coalesce(1)
-    frame.write.format(source_format).option("kafka.bootstrap.servers", target.bootstrap).save()
+    frame.write.format(source_format).option("kafka.bootstrap.servers", target.bootstrap).option(
+        "kafka.compression.type", "snappy"
+    ).save()
 
     read = records(reader(spark, source_format, target).option("subscribe", f"{first},{second}").load())
 
@@ -502,7 +505,8 @@ def test_streaming_copy_with_the_kafka_sink(
     spark: SparkSession, source_format: str, target: Target, tmp_path: Path
 ) -> None:
     """A streaming query copies a topic into another through the sink: keys, values (null ones too), headers and
-    partitions kept, each partition's records in order; the copy's topic stamps them with LogAppendTime."""
+    partitions kept, each partition's records in order (in lz4 batches); the copy's topic stamps them with
+    LogAppendTime."""
     source, copy = target.topic("spark-copy-from"), target.topic("spark-copy-to")
     target.create_topic(source, 3)
     target.create_topic(copy, 3, {"message.timestamp.type": "LogAppendTime"})
@@ -531,6 +535,7 @@ def test_streaming_copy_with_the_kafka_sink(
         frame.writeStream.format(source_format)
         .option("kafka.bootstrap.servers", target.bootstrap)
         .option("topic", copy)
+        .option("kafka.compression.type", "lz4")
     )
     before = now_ms()
     run_available_now(writer, tmp_path / "checkpoint")
