@@ -64,6 +64,17 @@ class Wire:
         self.close()
 
     def call(self, message: T, version: int) -> Any:  # the response class of the message's API
+        self.send(message, version)
+        schema = SCHEMAS[type(message)]
+        (size,) = struct.unpack(">i", self._recv(4))
+        r = Reader(bytearray(self._recv(size)))
+        response_cls = RESPONSES[schema.api_key]
+        correlation_id = read_response_header(r, response_header_version(SCHEMAS[response_cls], version))
+        assert correlation_id == self.correlation_id
+        return decode_from(response_cls, version, r)
+
+    def send(self, message: object, version: int) -> None:
+        """Send one request without reading its answer (`call` reads it; a request left waiting is not)."""
         schema = SCHEMAS[type(message)]
         self.correlation_id += 1
         w = Writer()
@@ -78,12 +89,6 @@ class Wire:
         encode_into(w, message, version)
         w.out[0:4] = (len(w.out) - 4).to_bytes(4, "big")
         self.sock.sendall(bytes(w.out))
-        (size,) = struct.unpack(">i", self._recv(4))
-        r = Reader(bytearray(self._recv(size)))
-        response_cls = RESPONSES[schema.api_key]
-        correlation_id = read_response_header(r, response_header_version(SCHEMAS[response_cls], version))
-        assert correlation_id == self.correlation_id
-        return decode_from(response_cls, version, r)
 
     def _recv(self, size: int) -> bytes:
         data = bytearray()
