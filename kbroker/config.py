@@ -23,7 +23,7 @@ from protocol.errors import ErrorCode
 @dataclass(frozen=True, slots=True)
 class ConfigDef:
     name: str
-    type: str  # int, long, double, boolean, string, list
+    type: str  # short, int, long, double, boolean, string, list (Kafka's ConfigDef types)
     default: str | None
     doc: str
     # the topic-level config this broker setting supplies the default of (Kafka's "synonym")
@@ -38,11 +38,11 @@ _DEFS = [
     ),
     ConfigDef("log.dir", "string", "./kbroker-data", "Data directory when log.dirs is unset."),
     ConfigDef(
-        "listeners", "list", "PLAINTEXT://127.0.0.1:9092", "Where to listen, as PLAINTEXT://HOST:PORT."
+        "listeners", "string", "PLAINTEXT://127.0.0.1:9092", "Where to listen, as PLAINTEXT://HOST:PORT."
     ),
     ConfigDef(
         "advertised.listeners",
-        "list",
+        "string",
         None,
         "What Metadata tells clients to connect to (default: listeners).",
     ),
@@ -135,7 +135,7 @@ _DEFS = [
     ConfigDef("offsets.topic.num.partitions", "int", "50", "Partitions of __consumer_offsets."),
     ConfigDef(
         "offsets.topic.replication.factor",
-        "int",
+        "short",
         "3",
         "Replicas of __consumer_offsets; a cluster creates it once this many brokers are live (a single node: 1).",
     ),
@@ -174,7 +174,7 @@ TOPIC_CONFIG_SYNONYMS: dict[str, str] = {d.topic_config: d.name for d in _DEFS i
 
 def _check(defn: ConfigDef, value: str) -> None:
     try:
-        if defn.type in ("int", "long"):
+        if defn.type in ("short", "int", "long"):
             int(value)
         elif defn.type == "double":
             float(value)
@@ -332,8 +332,12 @@ class BrokerConfig:
         return BROKER_CONFIGS[name].default
 
     def describe(self) -> list[tuple[str, str | None, bool]]:
-        """(name, value, is_default) of every broker config, for DescribeConfigs."""
-        return [(name, self.raw(name), name not in self.explicit) for name in sorted(BROKER_CONFIGS)]
+        """(name, value, is_default) of every broker config, for DescribeConfigs. As Kafka, broker.id shows the node
+        id set under either name."""
+        out = [(name, self.raw(name), name not in self.explicit) for name in sorted(BROKER_CONFIGS)]
+        if "node.id" in self.explicit and "broker.id" not in self.explicit:
+            out = [(n, str(self.node_id), False) if n == "broker.id" else (n, v, d) for n, v, d in out]
+        return out
 
     def topic_log_config(self, configs: Mapping[str, str]) -> LogConfig:
         """The LogConfig of a topic with these explicit configs (validated when the topic was created)."""

@@ -369,6 +369,7 @@ def deleted(response: DeleteTopicsResponse, broker: Broker) -> list[dict[str, An
             "name": r.name,
             "topic_id": r.topic_id,
             "error": r.error_code,
+            "message": r.error_message,
             "still_exists": r.name in existing if r.name is not None else None,
         }
         for r in response.responses
@@ -423,11 +424,31 @@ DELETE_TOPICS_CASES = [
         [{"name": "nope", "error": E.UNKNOWN_TOPIC_OR_PARTITION}],
         id="v4-unknown-name",
     ),
+    # The messages Kafka sends with these errors (compat/test_response_diff.py).
+    pytest.param(
+        SINGLE,
+        delete_by_name("nope"),
+        6,
+        [
+            {
+                "error": E.UNKNOWN_TOPIC_OR_PARTITION,
+                "message": "This server does not host this topic-partition.",
+            }
+        ],
+        id="unknown-name-message",
+    ),
     pytest.param(
         SINGLE,
         delete_by_id(UNKNOWN_ID),
         6,
-        [{"name": None, "topic_id": UNKNOWN_ID, "error": E.UNKNOWN_TOPIC_ID}],
+        [
+            {
+                "name": None,
+                "topic_id": UNKNOWN_ID,
+                "error": E.UNKNOWN_TOPIC_ID,
+                "message": "This server does not host this topic ID.",
+            }
+        ],
         id="unknown-id",
     ),
     pytest.param(
@@ -494,7 +515,7 @@ async def test_delete_topics(
 # ---- DescribeConfigs (v1-4) -------------------------------------------------------------------------------------
 
 TOPIC, BROKER = 2, 4
-LONG, LIST = 5, 7  # config types (v3+)
+STRING, SHORT, LONG, LIST = 2, 4, 5, 7  # config types (v3+)
 
 
 def describe(
@@ -517,6 +538,7 @@ def described(response: DescribeConfigsResponse) -> list[dict[str, Any]]:
             "type": r.resource_type,
             "name": r.resource_name,
             "error": r.error_code,
+            "message": r.error_message,
             "entries": {c.name: (c.value, c.config_source) for c in r.configs},
             "synonyms": {c.name: [(s.name, s.value, s.source) for s in c.synonyms] for c in r.configs},
             "config_types": {c.name: c.config_type for c in r.configs},
@@ -642,8 +664,44 @@ DESCRIBE_CONFIGS_CASES = [
     pytest.param(
         describe(TOPIC, "nope"),
         4,
-        [{"error": E.UNKNOWN_TOPIC_OR_PARTITION, "entries": {}}],
+        [{"error": E.UNKNOWN_TOPIC_OR_PARTITION, "message": "", "entries": {}}],
         id="unknown-topic",
+    ),
+    # As Kafka 3.9.2 and 4.3.1 answer (compat/test_response_diff.py): an empty message when the resource is
+    # described; a broker config's synonyms are the value given at start-up, then the default; Kafka's config types.
+    pytest.param(
+        describe(TOPIC, T, "retention.ms"), 4, [{"error": E.NONE, "message": ""}], id="empty-message"
+    ),
+    pytest.param(
+        describe(BROKER, str(NODE), "log.retention.ms", "log.segment.bytes", "num.partitions", synonyms=True),
+        4,
+        [
+            {
+                "synonyms": {
+                    "log.retention.ms": [("log.retention.ms", "3600000", STATIC_BROKER_CONFIG)],
+                    "log.segment.bytes": [
+                        ("log.segment.bytes", "2000000", STATIC_BROKER_CONFIG),
+                        ("log.segment.bytes", "1073741824", DEFAULT_CONFIG),
+                    ],
+                    "num.partitions": [("num.partitions", "1", DEFAULT_CONFIG)],
+                }
+            }
+        ],
+        id="broker-synonyms-given-then-default",
+    ),
+    pytest.param(
+        describe(BROKER, str(NODE), "offsets.topic.replication.factor", "listeners", "log.cleanup.policy"),
+        3,
+        [
+            {
+                "config_types": {
+                    "offsets.topic.replication.factor": SHORT,
+                    "listeners": STRING,
+                    "log.cleanup.policy": LIST,
+                }
+            }
+        ],
+        id="broker-config-types",
     ),
     pytest.param(
         describe(BROKER, str(NODE), "log.retention.ms", "num.partitions", documentation=True),
@@ -691,6 +749,17 @@ async def test_describe_configs(
 ) -> None:
     async with started(tmp_path, SINGLE, TOPICS) as broker:
         await assert_answer(broker, request_, version, described, expected)
+
+
+@pytest.mark.trio
+async def test_describe_configs_broker_id_is_the_node_id(tmp_path: Path) -> None:
+    """As Kafka: node.id given, broker.id shows it as a setting given at start-up."""
+    async with started(tmp_path, Setup({**BROKER_SETTINGS, "node.id": str(NODE)}), TOPICS) as broker:
+        response = await wire_call(broker, describe(BROKER, str(NODE), "broker.id", "node.id"), 4)
+    assert described(response)[0]["entries"] == {
+        "broker.id": (str(NODE), STATIC_BROKER_CONFIG),
+        "node.id": (str(NODE), STATIC_BROKER_CONFIG),
+    }
 
 
 @pytest.mark.trio

@@ -58,6 +58,8 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if name is not None else ErrorCode.UNKNOWN_TOPIC_ID
             )
+            # As Kafka: the error's standard text.
+            result.error_message = UNKNOWN_TOPIC if name is not None else UNKNOWN_TOPIC_ID
             continue
         result.name = topic.name
         result.topic_id = topic.topic_id
@@ -74,6 +76,8 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
 
 
 DISABLED = "Topic deletion is disabled."
+UNKNOWN_TOPIC = "This server does not host this topic-partition."
+UNKNOWN_TOPIC_ID = "This server does not host this topic ID."
 
 
 def _refusal(

@@ -2,10 +2,12 @@
 
 Topic resources (type 2) list every topic config kbroker honours or accepts, with its effective value and source
 (TOPIC_CONFIG for explicit values, STATIC_BROKER_CONFIG when a broker setting supplies it, DEFAULT_CONFIG otherwise),
-and synonyms when asked. Broker resources (type 4) list the broker configs of `kbroker serve --help`; a broker id other
-than ours is answered by that broker in a cluster, so here it is INVALID_REQUEST; the empty name (the cluster-wide
-dynamic defaults) lists nothing, since broker configs are static. Unknown topics get
-UNKNOWN_TOPIC_OR_PARTITION; unsupported resource types INVALID_REQUEST.
+and synonyms when asked. Broker resources (type 4) list the broker configs of `kbroker serve --help` (all read-only,
+with Kafka's config types; synonyms: the value given at start-up, then the default); a broker id other than ours is
+answered by that broker in a cluster, so here it is INVALID_REQUEST; the empty name (the cluster-wide dynamic
+defaults) lists nothing, since broker configs are static. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (with an
+empty message, as Kafka); unsupported resource types INVALID_REQUEST. Where Kafka answers otherwise:
+docs/kafka-differences.md.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from protocol.messages.describe_configs_response import (
 TOPIC = 2
 BROKER = 4
 
-_TYPE_CODES = {"boolean": 1, "string": 2, "int": 3, "long": 5, "double": 6, "list": 7}
+_TYPE_CODES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7}
 
 
 @handles(DescribeConfigsRequest, 1, 4)
@@ -42,16 +44,16 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
     image = ctx.services.metadata.image()
     results = []
     for res in req.resources:
+        # As Kafka: a described resource's error message is the empty string, not null.
         result = DescribeConfigsResult(
-            resource_type=res.resource_type, resource_name=res.resource_name, error_message=None
+            resource_type=res.resource_type, resource_name=res.resource_name, error_message=""
         )
         results.append(result)
         wanted = set(res.configuration_keys) if res.configuration_keys else None
         if res.resource_type == TOPIC:
             topic = image.topics.get(res.resource_name)
             if topic is None:
-                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                result.error_message = f"Topic {res.resource_name} does not exist"
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # with no message, as Kafka
                 continue
             for name, value, source in config.describe_topic_configs(topic.configs):
                 if wanted is not None and name not in wanted:
@@ -88,6 +90,7 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
                         config_source=DEFAULT_CONFIG if is_default else STATIC_BROKER_CONFIG,
                         config_type=_TYPE_CODES.get(defn.type, 2),
                         documentation=defn.doc if req.include_documentation else None,
+                        synonyms=_broker_synonyms(config, name) if req.include_synonyms else [],
                     )
                 )
         else:
@@ -113,4 +116,17 @@ def _topic_synonyms(
         value = config.raw(broker_name)
         if value is not None:
             out.append(DescribeConfigsSynonym(name=broker_name, value=value, source=source))
+    return out
+
+
+def _broker_synonyms(config: BrokerConfig, name: str) -> list[DescribeConfigsSynonym]:
+    """As Kafka lists a broker config's synonyms: the value set at start-up (if any), then the default (if any)."""
+    out = []
+    if name in config.explicit:
+        out.append(
+            DescribeConfigsSynonym(name=name, value=config.explicit[name], source=STATIC_BROKER_CONFIG)
+        )
+    default = BROKER_CONFIGS[name].default
+    if default is not None:
+        out.append(DescribeConfigsSynonym(name=name, value=default, source=DEFAULT_CONFIG))
     return out
