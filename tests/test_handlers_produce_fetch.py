@@ -58,6 +58,8 @@ MIN_ISR_2 = "min-isr-2"
 """min.insync.replicas=2 on a single node"""
 APPEND_TIME = "append-time"
 """message.timestamp.type=LogAppendTime"""
+COMPACTED = "compacted"
+"""cleanup.policy=compact"""
 
 
 @pytest.fixture
@@ -67,6 +69,7 @@ async def producing(tmp_path: Path) -> AsyncIterator[Broker]:
         SMALL: (1, {"max.message.bytes": "100"}),
         MIN_ISR_2: (1, {"min.insync.replicas": "2"}),
         APPEND_TIME: (1, {"message.timestamp.type": "LogAppendTime"}),
+        COMPACTED: (1, {"cleanup.policy": "compact"}),
     }
     async with started(tmp_path, Setup(clock=FixedClock()), topics) as broker:
         response = await wire_call(broker, produce(T, bytes(records(1, 2, 3))), 9)
@@ -86,6 +89,7 @@ def produced(response: ProduceResponse) -> list[dict[str, Any]]:
             "base_offset": p.base_offset,
             "log_start_offset": p.log_start_offset,
             "log_append_time": p.log_append_time_ms,
+            "message": p.error_message,
         }
         for t in response.responses
         for p in t.partition_responses
@@ -175,6 +179,30 @@ PRODUCE_CASES = [
         [failed(E.MESSAGE_TOO_LARGE)],
         id="batch-over-max-message-bytes",
     ),
+    # As Kafka (compat/test_response_diff.py): a batch too large or corrupt is refused without a message, records
+    # that fail validation with the reason and the log start offset (KIP-467).
+    pytest.param(
+        produce(SMALL, bytes(records(1000, value=b"v" * 200))),
+        9,
+        [{"error": E.MESSAGE_TOO_LARGE, "message": None}],
+        id="too-large-has-no-message",
+    ),
+    pytest.param(
+        produce(T, corrupt(TWO)), 9, [{"error": E.CORRUPT_MESSAGE, "message": None}], id="bad-crc-no-message"
+    ),
+    pytest.param(
+        produce(COMPACTED, bytes(records(1000))),  # records() have no key
+        9,
+        [
+            {
+                "error": E.INVALID_RECORD,
+                "base_offset": -1,
+                "log_start_offset": 0,
+                "message": "compacted topic cannot accept a record without a key",
+            }
+        ],
+        id="record-without-key-on-a-compacted-topic",
+    ),
     pytest.param(produce("nope", TWO), 9, [failed(E.UNKNOWN_TOPIC_OR_PARTITION)], id="unknown-topic"),
     pytest.param(
         produce(T, TWO, partition=2), 9, [failed(E.UNKNOWN_TOPIC_OR_PARTITION)], id="unknown-partition"
@@ -254,9 +282,11 @@ def fetch(
     topic_id: uuid.UUID = ZERO_UUID,
     partition: int = 0,
     current_leader_epoch: int = -1,
+    isolation_level: int = 0,
 ) -> FetchRequest:
     return FetchRequest(
         replica_id=-1,
+        isolation_level=isolation_level,
         max_wait_ms=0,
         min_bytes=1,
         max_bytes=1 << 20,
@@ -290,6 +320,7 @@ def fetched(response: FetchResponse) -> list[dict[str, Any]]:
             "offsets": [
                 r.offset for b in iter_batches(bytearray(p.records or b"")) for r in decode_records(b)
             ],
+            "aborted_transactions": p.aborted_transactions,
             "current_leader": (p.current_leader.leader_id, p.current_leader.leader_epoch),
             "node_endpoints": [e.node_id for e in response.node_endpoints],
             # No fetch sessions: always session 0, which makes clients send full fetches.
@@ -314,6 +345,29 @@ ALL = [0, 1, 2, 3, 4]
 
 FETCH_CASES = [
     pytest.param(fetch(LOG_START), 12, [{**READ, "offsets": ALL}], id="records-from-the-log-start"),
+    # Aborted transactions as Kafka answers them (compat/test_response_diff.py): null for a read_uncommitted read and
+    # for an error of the read, empty for a read_committed read and for a partition refused before reading.
+    pytest.param(
+        fetch(LOG_START), 12, [{**READ, "aborted_transactions": None}], id="read-uncommitted-null-aborted"
+    ),
+    pytest.param(
+        fetch(LOG_START, isolation_level=1),
+        12,
+        [{**READ, "aborted_transactions": []}],
+        id="read-committed-no-aborted",
+    ),
+    pytest.param(
+        fetch(LOG_END + 1, isolation_level=1),
+        12,
+        [{"error": E.OFFSET_OUT_OF_RANGE, "aborted_transactions": None}],
+        id="read-error-null-aborted",
+    ),
+    pytest.param(
+        fetch(0, partition=1),
+        12,
+        [{"error": E.UNKNOWN_TOPIC_OR_PARTITION, "aborted_transactions": []}],
+        id="unknown-partition-empty-aborted",
+    ),
     pytest.param(fetch(2), 12, [{**READ, "offsets": ALL}], id="the-whole-batch-holding-the-offset"),
     pytest.param(fetch(3), 12, [{**READ, "offsets": [3, 4]}], id="records-of-the-second-epoch"),
     pytest.param(fetch(LOG_END), 12, [{**READ, "offsets": []}], id="empty-at-the-log-end"),

@@ -8,7 +8,7 @@ request parks (kbroker/replication/purgatory.py) until the partitions it asks fo
 Every requested partition is answered. Topics are named by id from v13 (UNKNOWN_TOPIC_ID for unknown ids).
 An offset below the log start or above the log end gets OFFSET_OUT_OF_RANGE; a stale current_leader_epoch gets
 FENCED_LEADER_EPOCH and a newer one UNKNOWN_LEADER_EPOCH. Without transactions the last stable offset equals the high
-watermark, so read_committed and read_uncommitted see the same records.
+watermark, so read_committed and read_uncommitted see the same records (and no aborted transactions).
 Not implemented: fetch sessions (KIP-227: we always answer session_id 0, which makes clients send full fetches),
 preferred read replicas (KIP-392: always -1).
 """
@@ -22,9 +22,15 @@ from kbroker.handlers.registry import RequestContext, handles
 from kbroker.replication.replica_manager import FetchParams, FetchPartition
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchRequest
-from protocol.messages.fetch_response import FetchableTopicResponse, FetchResponse, PartitionData
+from protocol.messages.fetch_response import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    FetchResponse,
+    PartitionData,
+)
 
 ZERO_UUID = uuid.UUID(int=0)
+READ_COMMITTED = 1
 
 
 @handles(FetchRequest, 4, 17)
@@ -75,4 +81,16 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         data.last_stable_offset = read.high_watermark
         data.log_start_offset = read.log_start_offset
         data.records = read.records
+        data.aborted_transactions = _aborted_transactions(read.error, req.isolation_level)
     return FetchResponse(responses=responses, session_id=0)
+
+
+def _aborted_transactions(error: int, isolation_level: int) -> list[AbortedTransaction]:
+    """As Kafka: a partition the log was read for has null aborted transactions, except a read_committed read that
+    succeeded (then the aborted transactions in range: none, without transactions); a partition refused before any
+    read (unknown topic or partition, unknown topic id) has an empty list."""
+    if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        return []
+    if error == ErrorCode.NONE and isolation_level == READ_COMMITTED:
+        return []
+    return None  # type: ignore[return-value]  # nullable in the spec; the generated type says list

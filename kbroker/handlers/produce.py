@@ -47,7 +47,10 @@ def _check_batch(records: bytes | memoryview | None, version: int) -> KafkaError
 def _answer(response: PartitionProduceResponse, result: ProduceResult) -> None:
     if result.error is not None:
         response.error_code = result.error.code
-        response.error_message = result.error.message
+        # As Kafka: only records that fail validation are explained, with the log start offset (KIP-467); a batch
+        # too large or corrupt is not.
+        response.error_message = result.error.message if result.invalid_records else None
+        response.log_start_offset = result.log_start_offset
         response.base_offset = -1
         return
     assert result.info is not None

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kbroker.common import KafkaError, TopicPartition
+from kbroker.common import CodedError, KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory, replace_file
 from kbroker.log.leader_epoch import LeaderEpochCache
@@ -791,6 +791,13 @@ class PartitionLog:
         self.closed = True
 
 
+class InvalidRecords(CodedError):
+    """Records of a well-formed batch that fail validation (Kafka's RecordValidationException): a producer hears why,
+    with the log start offset (KIP-467); a malformed batch (InvalidRecordException) hears neither."""
+
+    error_code = ErrorCode.INVALID_RECORD
+
+
 def _check_keys(batch: RecordBatch) -> None:
     """Compacted topics keep the latest record per key, so a record without a key could never be cleaned."""
     try:
@@ -798,4 +805,4 @@ def _check_keys(batch: RecordBatch) -> None:
     except CorruptRecordError as e:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(e)) from e
     if any(record.key is None for record in records):
-        raise KafkaError(ErrorCode.INVALID_RECORD, "compacted topic cannot accept a record without a key")
+        raise InvalidRecords("compacted topic cannot accept a record without a key")

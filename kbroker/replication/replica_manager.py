@@ -37,7 +37,7 @@ from kbroker.log.config import LogConfig
 from kbroker.log.files import replace_file
 from kbroker.log.flusher import GroupCommitter
 from kbroker.log.log_manager import LogManager
-from kbroker.log.partition_log import AppendInfo, PartitionLog
+from kbroker.log.partition_log import AppendInfo, InvalidRecords, PartitionLog
 from kbroker.metadata.api import MetadataView
 from kbroker.metadata.image import EMPTY_IMAGE, NO_LEADER, MetadataImage, PartitionState, TopicMetadata
 from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
@@ -75,6 +75,12 @@ class ProduceResult:
     partition: Partition | None = None
     leader_epoch: int = -1
     truncations: int = 0
+    log_start_offset: int = -1
+    """Set with InvalidRecords, as Kafka reports it then (KIP-467)."""
+
+    @property
+    def invalid_records(self) -> bool:
+        return isinstance(self.error, InvalidRecords)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,16 +390,19 @@ class ReplicaManager:
         for tp, records in entries:
             result = ProduceResult(tp)
             results.append(result)
+            found: Partition | None = None
             try:
                 topic = self.image.topics.get(tp.topic)
                 if topic is not None and topic.is_internal and not internal_topics_allowed:
                     raise KafkaError(
                         ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to the internal topic {tp.topic}"
                     )
-                partition = self.get_partition(tp)
+                partition = found = self.get_partition(tp)
                 result.info = partition.append_records_as_leader(records, required_acks, now_ms)
             except KafkaError as exc:
                 result.error = exc
+                if found is not None and isinstance(exc, InvalidRecords):
+                    result.log_start_offset = found.log.log_start_offset
                 continue
             result.partition = partition
             result.leader_epoch = partition.leader_epoch
