@@ -229,7 +229,8 @@ FIND_COORDINATOR_CASES = [
             "error": E.NONE,
             "coordinator": (0, "", 0),
             "coordinators": [("a", E.NONE, *HERE), ("b", E.NONE, *HERE)],
-            "messages": ["NONE", "NONE"],
+            # From v4 a found coordinator's message is empty (Kafka 3.9.2 and 4.3.1, compat/test_response_diff.py).
+            "messages": ["", ""],
         },
         id="v4-a-coordinator-per-key",
     ),

@@ -52,9 +52,11 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
 async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
     version = ctx.api_version
     if version >= 4:
-        return FindCoordinatorResponse(
-            coordinators=[_lookup(ctx, req.key_type, key) for key in req.coordinator_keys]
-        )
+        coordinators = [_lookup(ctx, req.key_type, key) for key in req.coordinator_keys]
+        for answer in coordinators:
+            if answer.error_code == ErrorCode.NONE:
+                answer.error_message = ""  # as Kafka from v4 (before v4: "NONE")
+        return FindCoordinatorResponse(coordinators=coordinators)
     key_type = req.key_type if version >= 1 else GROUP_KEY_TYPE
     answer = _lookup(ctx, key_type, req.key)
     return FindCoordinatorResponse(
