@@ -1,0 +1,686 @@
+"""The table: each row one request, built for a broker at a version, sent to both brokers at every version of its
+API that both advertise (narrowed by `since`/`until` where the request cannot be said at a version).
+
+Rows run in table order, each version against kbroker then Kafka, so both brokers see the same requests in the
+same order: the rows that change state (CreateTopics, DeleteTopics, Produce, Metadata's auto-creation) come last,
+on names of their own (`rd-ct-v5` for version 5's topic), and every row before them reads the world of world.py.
+
+`known` names the differences from Kafka this row shows (compat/response_diff/known.py): any other difference
+fails the row, and so does a known one the row no longer shows. `unordered` names lists (paths in the plain tree,
+`[]` for "every item") whose order Kafka does not define (it iterates a hash map): they are sorted on both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from compat.response_diff.peer import UNKNOWN_TOPIC_ID, Peer
+from compat.response_diff.world import (
+    COMPLETING_GROUP,
+    CONFIGURED,
+    CONFIGURED_CONFIGS,
+    DELETED_GROUP,
+    EMPTY,
+    EMPTY_GROUP,
+    EVERY_GROUP,
+    LOG,
+    LOG_END,
+    OFFSETS_TOPIC,
+    PREPARING_GROUP,
+    PRODUCE,
+    SMALL,
+    SMALL_MAX_MESSAGE_BYTES,
+    STABLE_GROUP,
+    TOPIC_API_VERSIONS,
+    UNKNOWN_GROUP,
+    UNKNOWN_TOPIC,
+    batch_of_size,
+    delete_by_id_topic,
+    delete_topic,
+)
+from protocol.messages.api_versions_request import ApiVersionsRequest
+from protocol.messages.create_topics_request import (
+    CreatableReplicaAssignment,
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+)
+from protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
+from protocol.messages.describe_cluster_request import DescribeClusterRequest
+from protocol.messages.describe_configs_request import DescribeConfigsRequest, DescribeConfigsResource
+from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_topic_partitions_request import (
+    Cursor,
+    DescribeTopicPartitionsRequest,
+    TopicRequest,
+)
+from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.find_coordinator_request import FindCoordinatorRequest
+from protocol.messages.list_groups_request import ListGroupsRequest
+from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+from protocol.messages.offset_fetch_request import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+)
+from protocol.messages.offset_for_leader_epoch_request import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
+from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.records import Record, build_batch
+
+Build = Callable[[int, Peer], Any]
+
+UNORDERED_BY_API = {
+    # Kafka gathers the topics asked for into a Scala Set and reads the partitions out of its metadata image's
+    # hash map: neither order is defined (clients index both by name and number).
+    "Metadata": ("topics", "topics[].partitions"),
+    # Kafka lists a resource's configs out of a hash map (clients index them by name).
+    "DescribeConfigs": ("results[].configs",),
+    "CreateTopics": ("topics[].configs",),
+    # A classic group's members live in a hash map in Kafka's coordinator; Kafka 4's coordinator answers the
+    # groups asked for by the __consumer_offsets partition that holds each.
+    "DescribeGroups": ("groups", "groups[].members"),
+    # Kafka lists the groups out of its coordinator's hash map.
+    "ListGroups": ("groups",),
+}
+"""Lists whose order Kafka leaves undefined in every row of an API, with the reason."""
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    build: Build
+    since: int = 0
+    until: int = 1_000
+    known: tuple[str, ...] = ()
+    unordered: tuple[str, ...] = ()
+    masked: tuple[tuple[str, str], ...] = ()
+    """(path glob, why): fields this row does not compare, each with its reason."""
+
+
+def row(
+    id: str,
+    build: Build | Any,
+    *,
+    since: int = 0,
+    until: int = 1_000,
+    known: tuple[str, ...] = (),
+    unordered: tuple[str, ...] = (),
+    masked: tuple[tuple[str, str], ...] = (),
+) -> Row:
+    """A row; `build` is a request (the same at every version, for both brokers) or a function (version, peer)."""
+    if callable(build):
+        return Row(id, build, since, until, known, unordered, masked)
+
+    def same(_version: int, _peer: Peer) -> Any:
+        return build
+
+    return Row(id, same, since, until, known, unordered, masked)
+
+
+OPS = ("authorized-operations",)
+"""DescribeTopicPartitions always sends authorized operations (it has no flag asking for them)."""
+
+# ---- ApiVersions -------------------------------------------------------------------------------------------------
+
+API_VERSIONS = [
+    row(
+        "api-versions",
+        ApiVersionsRequest(client_software_name="rd-client", client_software_version="1.0"),
+        known=(
+            "apis-not-implemented",
+            "kip-896-minimum-versions",
+            "offset-for-leader-epoch-v0",
+            "kafka-39-maximum-versions",
+            "features",
+        ),
+    ),
+    row(
+        "api-versions-illegal-software-name",
+        ApiVersionsRequest(client_software_name="-no good-", client_software_version="1.0"),
+        since=3,
+    ),
+]
+
+# ---- Metadata, DescribeCluster, DescribeTopicPartitions ----------------------------------------------------------
+
+
+def metadata(*names: str, auto_create: bool = False) -> MetadataRequest:
+    return MetadataRequest(
+        topics=[MetadataRequestTopic(name=n) for n in names], allow_auto_topic_creation=auto_create
+    )
+
+
+def every_topic(version: int, _peer: Peer) -> MetadataRequest:
+    # v0 has no null list: an empty one means every topic there.
+    topics: list[MetadataRequestTopic] | None = [] if version == 0 else None
+    return MetadataRequest(topics=topics, allow_auto_topic_creation=False)  # type: ignore[arg-type]
+
+
+METADATA = [
+    row("metadata-named-topics", metadata(LOG, CONFIGURED)),
+    row("metadata-every-topic", every_topic),
+    row("metadata-no-topic", metadata(), since=1),
+    # Before v4 a Metadata request always auto-creates.
+    row("metadata-unknown-topic", metadata(UNKNOWN_TOPIC), since=4),
+    row("metadata-illegal-name", metadata("a b", auto_create=True)),
+    row("metadata-internal-topic", metadata(OFFSETS_TOPIC)),
+    row(
+        "metadata-by-topic-id",
+        lambda v, p: MetadataRequest(topics=[MetadataRequestTopic(name=None, topic_id=p.topic_id(LOG))]),
+        since=10,
+    ),
+    row(
+        "metadata-authorized-operations",
+        MetadataRequest(
+            topics=[MetadataRequestTopic(name=LOG)],
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=True,
+            include_topic_authorized_operations=True,
+        ),
+        since=8,
+        known=("authorized-operations",),
+    ),
+]
+
+DESCRIBE_CLUSTER = [
+    row("describe-cluster", DescribeClusterRequest()),
+    row("describe-cluster-controllers", DescribeClusterRequest(endpoint_type=2), since=1),
+    row(
+        "describe-cluster-authorized-operations",
+        DescribeClusterRequest(include_cluster_authorized_operations=True),
+        known=("authorized-operations",),
+    ),
+]
+
+
+def dtp(
+    *names: str, limit: int = 2000, cursor: tuple[str, int] | None = None
+) -> DescribeTopicPartitionsRequest:
+    return DescribeTopicPartitionsRequest(
+        topics=[TopicRequest(name=n) for n in names],
+        response_partition_limit=limit,
+        cursor=None if cursor is None else Cursor(topic_name=cursor[0], partition_index=cursor[1]),
+    )
+
+
+DESCRIBE_TOPIC_PARTITIONS = [
+    row("dtp-named-topics", dtp(LOG, CONFIGURED), known=OPS),
+    row("dtp-every-topic", dtp(), known=OPS),
+    row("dtp-partition-limit", dtp(CONFIGURED, LOG, limit=1), known=OPS),
+    row("dtp-cursor", dtp(CONFIGURED, LOG, cursor=(CONFIGURED, 1)), known=OPS),
+    row("dtp-unknown-topic", dtp(UNKNOWN_TOPIC), known=OPS),
+    row("dtp-illegal-name", dtp("a b"), known=OPS),
+]
+
+# ---- DescribeConfigs -----------------------------------------------------------------------------------------------
+
+DYNAMIC = ("no-dynamic-broker-configs",)
+"""A Kafka 4 cluster starts with a cluster-wide dynamic min.insync.replicas."""
+SYNONYMS = ("config-default-synonyms",)
+"""The settings both brokers get at start-up (SHARED_OVERRIDES) have defaults of their own."""
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+BROKER_ID = "1"
+TOPIC_KEYS = [*CONFIGURED_CONFIGS, "retention.bytes", "segment.ms", "message.timestamp.type"]
+HARNESS_SETTINGS = (
+    "set by the harness that starts each broker: its own port, data directory and (Kafka) KRaft controller "
+    "listener; kbroker is not given advertised.listeners"
+)
+BROKER_KEYS = [
+    "log.retention.ms",
+    "num.partitions",
+    "auto.create.topics.enable",
+    "message.max.bytes",
+    "log.segment.bytes",
+    "log.retention.hours",
+    "offsets.topic.replication.factor",
+    "group.initial.rebalance.delay.ms",
+]
+
+
+def describe_configs(
+    resource_type: int,
+    name: str,
+    keys: list[str] | None = None,
+    *,
+    synonyms: bool = False,
+    documentation: bool = False,
+) -> DescribeConfigsRequest:
+    return DescribeConfigsRequest(
+        resources=[
+            DescribeConfigsResource(resource_type=resource_type, resource_name=name, configuration_keys=keys)  # type: ignore[arg-type]
+        ],
+        include_synonyms=synonyms,
+        include_documentation=documentation,
+    )
+
+
+DESCRIBE_CONFIGS = [
+    row("configs-topic-keys", describe_configs(TOPIC_RESOURCE, CONFIGURED, TOPIC_KEYS)),
+    row(
+        "configs-topic-keys-synonyms",
+        describe_configs(TOPIC_RESOURCE, CONFIGURED, TOPIC_KEYS, synonyms=True),
+        known=(*DYNAMIC, *SYNONYMS),
+    ),
+    row(
+        "configs-topic-defaults-synonyms",
+        describe_configs(TOPIC_RESOURCE, EMPTY, TOPIC_KEYS, synonyms=True),
+        known=(*DYNAMIC, *SYNONYMS),
+    ),
+    row(
+        "configs-topic-every-config",
+        describe_configs(TOPIC_RESOURCE, CONFIGURED),
+        known=("topic-configs-subset",),
+    ),
+    row(
+        "configs-topic-documentation",
+        describe_configs(TOPIC_RESOURCE, LOG, ["retention.ms"], documentation=True),
+        since=3,
+        known=("topic-config-documentation",),
+    ),
+    row("configs-unknown-topic", describe_configs(TOPIC_RESOURCE, UNKNOWN_TOPIC)),
+    row(
+        "configs-broker-keys",
+        describe_configs(BROKER_RESOURCE, BROKER_ID, BROKER_KEYS, synonyms=True),
+        known=("static-broker-configs", *SYNONYMS),
+    ),
+    row(
+        "configs-broker-every-config",
+        describe_configs(BROKER_RESOURCE, BROKER_ID),
+        known=(
+            "broker-configs-subset",
+            "kbroker-broker-configs",
+            "static-broker-configs",
+            "data-dir-default",
+            *DYNAMIC,
+            "kafka-4-list-configs",
+        ),
+        masked=tuple(
+            (f"results[1].configs[{name}].{field}", HARNESS_SETTINGS)
+            for name in ("listeners", "advertised.listeners", "log.dirs")
+            for field in ("value", "config_source")
+        ),
+    ),
+    row("configs-other-broker", describe_configs(BROKER_RESOURCE, "2")),
+    row("configs-cluster-defaults", describe_configs(BROKER_RESOURCE, ""), known=DYNAMIC),
+    row("configs-unknown-resource-type", describe_configs(1, "x")),
+]
+
+# ---- ListOffsets, OffsetForLeaderEpoch ---------------------------------------------------------------------------
+
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+
+
+def list_offsets(
+    timestamp: int, topic: str = LOG, partition: int = 0, *, epoch: int = -1, isolation: int = 0
+) -> ListOffsetsRequest:
+    return ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=isolation,
+        topics=[
+            ListOffsetsTopic(
+                name=topic,
+                partitions=[
+                    ListOffsetsPartition(
+                        partition_index=partition, timestamp=timestamp, current_leader_epoch=epoch
+                    )
+                ],
+            )
+        ],
+    )
+
+
+LIST_OFFSETS = [
+    row("list-offsets-latest", list_offsets(LATEST)),
+    row("list-offsets-earliest", list_offsets(EARLIEST)),
+    row("list-offsets-max-timestamp", list_offsets(MAX_TIMESTAMP), since=7),
+    row("list-offsets-earliest-local", list_offsets(EARLIEST_LOCAL), since=8),
+    row("list-offsets-latest-tiered", list_offsets(LATEST_TIERED), since=9),
+    row("list-offsets-timestamp-between", list_offsets(2500)),
+    row("list-offsets-timestamp-exact", list_offsets(3000)),
+    row("list-offsets-timestamp-before-all", list_offsets(0)),
+    row("list-offsets-timestamp-after-all", list_offsets(5000)),
+    row("list-offsets-empty-latest", list_offsets(LATEST, EMPTY)),
+    row("list-offsets-empty-max-timestamp", list_offsets(MAX_TIMESTAMP, EMPTY), since=7),
+    row("list-offsets-empty-timestamp", list_offsets(1000, EMPTY)),
+    row("list-offsets-read-committed", list_offsets(LATEST, isolation=1), since=2),
+    row("list-offsets-unknown-partition", list_offsets(LATEST, LOG, 3)),
+    row("list-offsets-unknown-topic", list_offsets(LATEST, UNKNOWN_TOPIC)),
+    row("list-offsets-current-epoch", list_offsets(LATEST, epoch=0), since=4),
+    row("list-offsets-newer-epoch", list_offsets(LATEST, epoch=1), since=4),
+]
+
+
+def epochs(
+    epoch: int, topic: str = LOG, partition: int = 0, *, current: int = -1, replica_id: int = -2
+) -> OffsetForLeaderEpochRequest:
+    return OffsetForLeaderEpochRequest(
+        replica_id=replica_id,
+        topics=[
+            OffsetForLeaderTopic(
+                topic=topic,
+                partitions=[
+                    OffsetForLeaderPartition(
+                        partition=partition, leader_epoch=epoch, current_leader_epoch=current
+                    )
+                ],
+            )
+        ],
+    )
+
+
+OFFSET_FOR_LEADER_EPOCH = [
+    row("epoch-current", epochs(0)),
+    row("epoch-newer", epochs(3)),
+    row("epoch-before-any", epochs(-1)),
+    row("epoch-empty-partition", epochs(0, EMPTY)),
+    row("epoch-unknown-partition", epochs(0, LOG, 2)),
+    row("epoch-unknown-topic", epochs(0, UNKNOWN_TOPIC)),
+    row("epoch-current-leader-epoch", epochs(0, current=0), since=2),
+    row("epoch-newer-leader-epoch", epochs(0, current=1), since=2),
+    row("epoch-consumer", epochs(0, replica_id=-1), since=3),
+]
+
+# ---- Fetch ---------------------------------------------------------------------------------------------------------
+
+
+def fetch(
+    *partitions: tuple[str, int, int],
+    partition_max_bytes: int = 1 << 20,
+    max_bytes: int = 1 << 24,
+    epoch: int = -1,
+    isolation: int = 0,
+) -> Build:
+    """(topic, partition, offset) each; a topic by name before v13, by this broker's id for it from v13."""
+
+    def build(_version: int, peer: Peer) -> FetchRequest:
+        topics: dict[str, FetchTopic] = {}
+        for topic, partition, offset in partitions:
+            entry = topics.setdefault(topic, FetchTopic(topic=topic, topic_id=peer.topic_id(topic)))
+            entry.partitions.append(
+                FetchPartition(
+                    partition=partition,
+                    fetch_offset=offset,
+                    partition_max_bytes=partition_max_bytes,
+                    current_leader_epoch=epoch,
+                )
+            )
+        return FetchRequest(
+            replica_id=-1,
+            max_wait_ms=0,
+            min_bytes=1,
+            max_bytes=max_bytes,
+            isolation_level=isolation,
+            session_id=0,
+            session_epoch=-1,
+            topics=list(topics.values()),
+        )
+
+    return build
+
+
+FETCH = [
+    row("fetch-from-start", fetch((LOG, 0, 0))),
+    row("fetch-inside-first-batch", fetch((LOG, 0, 1))),
+    row("fetch-second-batch", fetch((LOG, 0, 3))),
+    row("fetch-at-log-end", fetch((LOG, 0, LOG_END))),
+    row("fetch-after-log-end", fetch((LOG, 0, LOG_END + 1)), known=("fetch-error-offsets",)),
+    row("fetch-before-log-start", fetch((LOG, 0, -1)), known=("fetch-error-offsets",)),
+    row("fetch-empty-partition", fetch((EMPTY, 0, 0))),
+    row("fetch-partition-max-bytes-below-a-batch", fetch((LOG, 0, 0), partition_max_bytes=10)),
+    row("fetch-max-bytes-below-a-batch", fetch((LOG, 0, 0), (EMPTY, 0, 0), max_bytes=10)),
+    row("fetch-several-partitions", fetch((LOG, 0, 3), (EMPTY, 0, 0), (CONFIGURED, 1, 0))),
+    row("fetch-unknown-partition", fetch((LOG, 4, 0))),
+    row("fetch-unknown-topic", fetch((UNKNOWN_TOPIC, 0, 0))),
+    row("fetch-read-committed", fetch((LOG, 0, 0), isolation=1)),
+    row("fetch-current-leader-epoch", fetch((LOG, 0, 0), epoch=0), since=9),
+    row("fetch-newer-leader-epoch", fetch((LOG, 0, 0), epoch=1), since=9),
+]
+
+# ---- Groups --------------------------------------------------------------------------------------------------------
+
+
+def offset_fetch(group: str, topics: list[tuple[str, list[int]]] | None, *, stable: bool = False) -> Build:
+    """One group's committed offsets of `topics` (None: all), as v0-7 and v8+ say it."""
+
+    def build(_version: int, _peer: Peer) -> OffsetFetchRequest:
+        return OffsetFetchRequest(
+            group_id=group,
+            topics=None  # type: ignore[arg-type]
+            if topics is None
+            else [OffsetFetchRequestTopic(name=t, partition_indexes=p) for t, p in topics],
+            groups=[
+                OffsetFetchRequestGroup(
+                    group_id=group,
+                    topics=None  # type: ignore[arg-type]
+                    if topics is None
+                    else [OffsetFetchRequestTopics(name=t, partition_indexes=p) for t, p in topics],
+                )
+            ],
+            require_stable=stable,
+        )
+
+    return build
+
+
+def rebalancing(group: str) -> tuple[str, ...]:
+    return ("assignment-while-rebalancing",) if group == PREPARING_GROUP else ()
+
+
+GROUP_ROWS = [
+    *(
+        row(f"describe-group-{group}", DescribeGroupsRequest(groups=[group]), known=rebalancing(group))
+        for group in EVERY_GROUP
+    ),
+    row(
+        "describe-groups-every-state",
+        DescribeGroupsRequest(groups=list(EVERY_GROUP)),
+        known=rebalancing(PREPARING_GROUP),
+    ),
+    row(
+        "describe-groups-authorized-operations",
+        DescribeGroupsRequest(groups=[STABLE_GROUP], include_authorized_operations=True),
+        since=3,
+        known=("authorized-operations",),
+    ),
+    row("list-groups", ListGroupsRequest()),
+    *(
+        row(f"list-groups-{state}", ListGroupsRequest(states_filter=[state]), since=4)
+        for state in ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead")
+    ),
+    row("list-groups-classic", ListGroupsRequest(types_filter=["classic"]), since=5),
+    row("list-groups-consumer", ListGroupsRequest(types_filter=["consumer"]), since=5),
+    *(row(f"offset-fetch-{group}", offset_fetch(group, [(LOG, [0])])) for group in EVERY_GROUP),
+    *(
+        row(f"offset-fetch-all-{group}", offset_fetch(group, None), since=2)
+        for group in (EMPTY_GROUP, STABLE_GROUP, DELETED_GROUP, UNKNOWN_GROUP)
+    ),
+    row("offset-fetch-unknown-partition", offset_fetch(EMPTY_GROUP, [(LOG, [0, 7]), (UNKNOWN_TOPIC, [0])])),
+    row("offset-fetch-require-stable", offset_fetch(COMPLETING_GROUP, [(LOG, [0])], stable=True), since=7),
+    row(
+        "offset-fetch-several-groups",
+        OffsetFetchRequest(
+            groups=[
+                OffsetFetchRequestGroup(
+                    group_id=g, topics=[OffsetFetchRequestTopics(name=LOG, partition_indexes=[0])]
+                )
+                for g in (EMPTY_GROUP, STABLE_GROUP, UNKNOWN_GROUP)
+            ]
+        ),
+        since=8,
+    ),
+    row(
+        "find-coordinator",
+        lambda v, _p: FindCoordinatorRequest(
+            key=STABLE_GROUP, coordinator_keys=[STABLE_GROUP, PREPARING_GROUP]
+        ),
+    ),
+]
+
+# ---- Produce ---------------------------------------------------------------------------------------------------------
+
+
+def produce(topic: str, batch: bytes | None, *, acks: int = 1, partition: int = 0) -> ProduceRequest:
+    return ProduceRequest(
+        acks=acks,
+        timeout_ms=10_000,
+        topic_data=[
+            TopicProduceData(
+                name=topic, partition_data=[PartitionProduceData(index=partition, records=batch)]
+            )
+        ],
+    )
+
+
+def good_batch() -> bytes:
+    return bytes(build_batch([Record(0, 7000, b"k", b"v"), Record(1, 7001, None, b"w")]))
+
+
+def corrupt_batch() -> bytes:
+    batch = bytearray(good_batch())
+    batch[-1] ^= 0xFF  # a byte of the last record: covered by the CRC
+    return bytes(batch)
+
+
+PRODUCE_ROWS = [
+    row("produce-acks-1", produce(PRODUCE, good_batch())),
+    row("produce-acks-all", produce(PRODUCE, good_batch(), acks=-1)),
+    row("produce-invalid-acks", produce(PRODUCE, good_batch(), acks=2)),
+    row("produce-too-large", produce(SMALL, batch_of_size(2 * SMALL_MAX_MESSAGE_BYTES))),
+    row("produce-corrupt-crc", produce(PRODUCE, corrupt_batch())),
+    row("produce-unknown-partition", produce(LOG, good_batch(), partition=3)),
+    row("produce-unknown-topic", produce(UNKNOWN_TOPIC, good_batch())),
+    # CONFIGURED is compacted: a record without a key fails validation (KIP-467's record errors).
+    row(
+        "produce-keyless-to-compacted",
+        produce(CONFIGURED, bytes(build_batch([Record(0, 7000, b"k", b"v"), Record(1, 7000, None, b"v")]))),
+        known=("record-errors",),
+    ),
+]
+
+# ---- CreateTopics, DeleteTopics, auto-creation ---------------------------------------------------------------------
+
+
+def create(*topics: CreatableTopic, validate_only: bool = False) -> CreateTopicsRequest:
+    return CreateTopicsRequest(topics=list(topics), timeout_ms=30_000, validate_only=validate_only)
+
+
+def new_topic(name: str, partitions: int = 2, replication: int = 1, **configs: str) -> CreatableTopic:
+    return CreatableTopic(
+        name=name,
+        num_partitions=partitions,
+        replication_factor=replication,
+        configs=[CreatableTopicConfig(name=k.replace("_", "."), value=v) for k, v in configs.items()],
+    )
+
+
+CONFIGS = ("topic-configs-subset", "no-dynamic-broker-configs")
+"""CreateTopics v5+ lists the new topic's configs."""
+
+CREATE_TOPICS = [
+    row("create-topic", lambda v, _p: create(new_topic(f"rd-ct-v{v}")), known=CONFIGS),
+    row(
+        "create-topic-with-configs",
+        lambda v, _p: create(new_topic(f"rd-ctc-v{v}", retention_ms="1000")),
+        known=CONFIGS,
+    ),
+    row(
+        "create-topic-broker-defaults",
+        lambda v, _p: create(new_topic(f"rd-ctd-v{v}", partitions=-1, replication=-1)),
+        since=4,
+        known=CONFIGS,
+    ),
+    row(
+        "create-topic-assignment",
+        lambda v, _p: create(
+            CreatableTopic(
+                name=f"rd-cta-v{v}",
+                num_partitions=-1,
+                replication_factor=-1,
+                assignments=[CreatableReplicaAssignment(partition_index=0, broker_ids=[1])],
+            )
+        ),
+        known=CONFIGS,
+    ),
+    row(
+        "create-topic-validate-only",
+        lambda v, _p: create(new_topic(f"rd-vo-v{v}"), validate_only=True),
+        known=(*CONFIGS, "validate-only-topic-id"),
+    ),
+    row("create-topic-exists", create(new_topic(LOG))),
+    row("create-topic-internal", create(new_topic(OFFSETS_TOPIC))),
+    row("create-topic-zero-partitions", create(new_topic("rd-ct-zero", partitions=0))),
+    row("create-topic-replication-above-brokers", create(new_topic("rd-ct-rf3", replication=3))),
+    row("create-topic-unknown-config", create(new_topic("rd-ct-badname", no_such_config="1"))),
+    row("create-topic-bad-config-value", create(new_topic("rd-ct-badvalue", retention_ms="soon"))),
+    row("create-topic-illegal-name", create(new_topic("a b"))),
+    row("create-topic-duplicate", create(new_topic("rd-ct-dup"), new_topic("rd-ct-dup"))),
+    row(
+        "create-topic-assignment-to-missing-broker",
+        create(
+            CreatableTopic(
+                name="rd-ct-badassign",
+                num_partitions=-1,
+                replication_factor=-1,
+                assignments=[CreatableReplicaAssignment(partition_index=0, broker_ids=[7])],
+            )
+        ),
+    ),
+    # Whether validate_only created anything, at every version: Metadata of every name it was asked for.
+    row("after-validate-only", metadata(*(f"rd-vo-v{v}" for v in TOPIC_API_VERSIONS)), since=4),
+]
+
+
+def delete_topics(names: list[str], ids: list[Any] | None = None) -> DeleteTopicsRequest:
+    return DeleteTopicsRequest(
+        topic_names=names,
+        topics=[DeleteTopicState(name=n) for n in names]
+        + [DeleteTopicState(name=None, topic_id=i) for i in ids or []],
+        timeout_ms=30_000,
+    )
+
+
+DELETE_TOPICS = [
+    row("delete-topic", lambda v, _p: delete_topics([delete_topic(v)])),
+    row("delete-topic-by-id", lambda v, p: delete_topics([], [p.topic_id(delete_by_id_topic(v))]), since=6),
+    row("delete-unknown-topic", delete_topics([UNKNOWN_TOPIC])),
+    row("delete-unknown-topic-id", delete_topics([], [UNKNOWN_TOPIC_ID]), since=6),
+    # Kafka deletes __consumer_offsets (and recreates it at the next FindCoordinator): this row comes after every
+    # group row.
+    row("delete-internal-topic", delete_topics([OFFSETS_TOPIC]), known=("internal-topic-deletion",)),
+]
+
+AUTO_CREATE = [
+    row(
+        "metadata-auto-create",
+        lambda v, _p: metadata(f"rd-auto-v{v}", auto_create=True),
+        known=("auto-create",),
+    ),
+    # What was deleted: Metadata of every delete topic (those of versions not sent to both are still there). Last,
+    # so that Kafka's broker has long had its controller's deletions.
+    row("after-delete", metadata(*(delete_topic(v) for v in TOPIC_API_VERSIONS)), since=4),
+]
+
+TABLE: list[Row] = [
+    *API_VERSIONS,
+    *METADATA,
+    *DESCRIBE_CLUSTER,
+    *DESCRIBE_TOPIC_PARTITIONS,
+    *DESCRIBE_CONFIGS,
+    *LIST_OFFSETS,
+    *OFFSET_FOR_LEADER_EPOCH,
+    *FETCH,
+    *GROUP_ROWS,
+    *PRODUCE_ROWS,
+    *CREATE_TOPICS,
+    *DELETE_TOPICS,
+    *AUTO_CREATE,
+]
