@@ -219,6 +219,10 @@ def parse_listener(text: str) -> Listener:
     return Listener(name.upper(), host, int(port))
 
 
+# Two names of one setting (broker.id from ZooKeeper-mode Kafka).
+_NODE_ID_NAMES = ("node.id", "broker.id")
+
+
 @dataclass(frozen=True, slots=True)
 class BrokerConfig:
     """Validated, typed broker settings. Build with `BrokerConfig.from_properties({...})`."""
@@ -332,12 +336,15 @@ class BrokerConfig:
         return BROKER_CONFIGS[name].default
 
     def describe(self) -> list[tuple[str, str | None, bool]]:
-        """(name, value, is_default) of every broker config, for DescribeConfigs. As Kafka, broker.id shows the node
-        id set under either name."""
-        out = [(name, self.raw(name), name not in self.explicit) for name in sorted(BROKER_CONFIGS)]
-        if "node.id" in self.explicit and "broker.id" not in self.explicit:
-            out = [(n, str(self.node_id), False) if n == "broker.id" else (n, v, d) for n, v, d in out]
-        return out
+        """(name, value, is_default) of every broker config, for DescribeConfigs. node.id and broker.id both show
+        the id in use, whichever of them was given, as Kafka shows them."""
+        id_given = any(name in self.explicit for name in _NODE_ID_NAMES)
+        return [
+            (name, str(self.node_id), not id_given)
+            if name in _NODE_ID_NAMES
+            else (name, self.raw(name), name not in self.explicit)
+            for name in sorted(BROKER_CONFIGS)
+        ]
 
     def topic_log_config(self, configs: Mapping[str, str]) -> LogConfig:
         """The LogConfig of a topic with these explicit configs (validated when the topic was created)."""

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from kbroker.app import Broker
+from kbroker.config import BrokerConfig
 from protocol.errors import ErrorCode as E
 from protocol.messages.create_topics_request import (
     CreatableReplicaAssignment,
@@ -725,6 +726,17 @@ DESCRIBE_CONFIGS_CASES = [
         id="broker-documentation-only-when-asked",
     ),
     pytest.param(
+        describe(BROKER, str(NODE), "node.id", "broker.id"),
+        4,
+        [
+            {
+                "error": E.NONE,
+                "entries": {"node.id": ("0", DEFAULT_CONFIG), "broker.id": ("0", DEFAULT_CONFIG)},
+            }
+        ],
+        id="broker-id-is-the-node-id",
+    ),
+    pytest.param(
         describe(BROKER, "", "log.retention.ms"),
         4,
         [{"error": E.NONE, "entries": {}}],
@@ -782,3 +794,13 @@ async def test_describe_configs_answers_each_resource(tmp_path: Path) -> None:
         (BROKER, str(NODE), E.NONE, {"node.id": ("0", DEFAULT_CONFIG)}),
         (TOPIC, T, E.NONE, {"retention.ms": ("3600000", STATIC_BROKER_CONFIG)}),
     ]
+
+
+def test_broker_id_and_node_id_describe_the_id_given_under_either_name() -> None:
+    # As Kafka: one id, shown under both names, whichever was set (kafka-configs --describe --all lists both).
+    for given in ({"broker.id": "5"}, {"node.id": "5"}):
+        described = {
+            name: (value, is_default)
+            for name, value, is_default in BrokerConfig.from_properties(given).describe()
+        }
+        assert (described["node.id"], described["broker.id"]) == (("5", False), ("5", False))
