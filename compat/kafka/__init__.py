@@ -3,6 +3,8 @@
 - `install.py`: resolve a release's jars with mvn, once, into a cache outside the clone.
 - `process.py`: `KafkaProcess` (one KRaft node, broker and controller in one JVM) and `KafkaCluster` (several).
 - `run.py`: start one by hand in the foreground: `.venv/bin/python -m compat.kafka.run --version 3.9.2`.
+- `tools.py`: the release's CLI tools (`KafkaTools.run` for tests; `.venv/bin/python -m compat.kafka.tools kafka-topics
+  --bootstrap-server HOST:PORT --list` by hand).
 
 The releases compat/ runs against by default: the 3.9 line our codec's message specs come from, and the newest 4.x
 whose kafka-tools (the CLI tools) Maven Central serves here too (4.4.0's kafka_2.13 resolves, its kafka-tools does

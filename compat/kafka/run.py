@@ -7,7 +7,7 @@
 Resolves the release's jars first if need be (mvn, once), starts KRaft nodes on 127.0.0.1, prints the bootstrap
 address, and runs until Ctrl-C or SIGTERM, then stops the nodes by pid. Config, data and logs are under --dir
 (default: a new temporary directory, removed after a clean stop and kept when Kafka fails). The release's CLI tools
-run from the same jars: the line printed after the bootstrap shows how.
+run from the same jars through compat/kafka/tools.py: the line printed after the bootstrap shows how.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ from types import FrameType
 from compat.kafka import KAFKA_3
 from compat.kafka.install import InstallFailed, install
 from compat.kafka.process import KafkaCluster, KafkaFailed, KafkaProcess
-
-TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 
 
 def parse_override(text: str) -> tuple[str, str]:
@@ -96,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bootstrap: {kafka.bootstrap}")
         for node in nodes:
             print(f"node {node.node_id}: pid {node.pid}, config {node.config_path}, log {node.log_path}")
-        tool = nodes[0].tool_command(TOPIC_COMMAND, "--bootstrap-server", nodes[0].bootstrap, "--list")
-        print(f"tools (other main classes of {libs}, same options): {shlex.join(tool)}")
+        tool = [sys.executable, "-m", "compat.kafka.tools", "--version", args.version, "kafka-topics"]
+        print(f"tools ({libs}): {shlex.join([*tool, '--bootstrap-server', kafka.bootstrap, '--list'])}")
         print("Ctrl-C stops it.", flush=True)
         while all(node.is_running() for node in nodes):
             time.sleep(0.5)
