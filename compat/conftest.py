@@ -13,7 +13,9 @@ runs, and stopped after its last (pytest groups the scenarios by target).
 Every scenario takes the `target` fixture and uses nothing but `target.bootstrap`, with fresh topic names, so
 one broker per target serves them all. A scenario marked `kbroker_cluster` also runs against a 3-node kbroker
 cluster (tests/cluster_fixture.py: a private etcd and three nodes), creating its topics at replication factor 3
-(`target.create_topic`); only the Spark scenarios do, to keep CI short.
+(`target.create_topic`); only the Spark scenarios do, to keep CI short. The scenarios of Kafka's CLI tools
+(test_tools_*.py) also take `kafka_tools`, the tools of a release: an Apache Kafka target is paired with its own
+release, kbroker with each release (see tool_pairs).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from pathlib import Path
 import pytest
 
 from compat.clients.java import JavaHarness
-from compat.kafka import DEFAULT_VERSIONS
+from compat.kafka import DEFAULT_VERSIONS, KAFKA_3
 from compat.kafka.install import InstallFailed, install, is_installed
 from compat.kafka.process import KafkaProcess
+from compat.kafka.tools import KafkaTools
 from compat.target import Target
 from tests import conftest as shared
 from tests.broker_process import BrokerProcess
@@ -83,18 +86,48 @@ def target_names(config: pytest.Config) -> list[str]:
     return names
 
 
+def tool_pairs(config: pytest.Config, targets: list[str]) -> list[tuple[str, str]]:
+    """(target, tools release) for the scenarios of Kafka's CLI tools: an Apache Kafka target runs its own
+    release's tools (the reference outcome); kbroker (or an external broker) runs the tools of every release the
+    Kafka targets run (all the default ones with `--kafka none`), so each outcome has its reference."""
+    versions = config.getoption("--kafka")
+    releases = [v.strip() for v in versions.split(",") if v.strip()] if versions != "none" else []
+    pairs: list[tuple[str, str]] = []
+    for name in targets:
+        if name.startswith(KAFKA_PREFIX):
+            pairs.append((name, name.removeprefix(KAFKA_PREFIX)))
+        elif name == KAFKA_DOCKER:
+            pairs.append((name, KAFKA_3))
+        else:
+            pairs += [(name, release) for release in releases or DEFAULT_VERSIONS]
+    return pairs
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "target" in metafunc.fixturenames:
-        names = target_names(metafunc.config)
-        if "kbroker" in names and metafunc.definition.get_closest_marker("kbroker_cluster"):
-            names.insert(names.index("kbroker") + 1, KBROKER_CLUSTER)
-        metafunc.parametrize("target", names, indirect=True, scope="session")
+    if "target" not in metafunc.fixturenames:
+        return
+    targets = target_names(metafunc.config)
+    if "kbroker" in targets and metafunc.definition.get_closest_marker("kbroker_cluster"):
+        targets.insert(targets.index("kbroker") + 1, KBROKER_CLUSTER)
+    if "kafka_tools" in metafunc.fixturenames:
+        pairs = tool_pairs(metafunc.config, targets)
+        metafunc.parametrize(
+            ("target", "kafka_tools"),
+            pairs,
+            indirect=True,
+            scope="session",
+            ids=[f"{target}-tools-{release}" for target, release in pairs],
+        )
+    else:
+        metafunc.parametrize("target", targets, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
 def _kbroker_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     base = tmp_path_factory.mktemp("compat-kbroker")
-    process = BrokerProcess(base / "data", log_path=base / "broker.log")
+    # As compat/kafka/process.py sets it for the Apache Kafka targets: a new group rebalances at once.
+    overrides = {"group.initial.rebalance.delay.ms": "0"}
+    process = BrokerProcess(base / "data", log_path=base / "broker.log", overrides=overrides)
     process.start()
     yield process
     process.stop()
@@ -123,6 +156,13 @@ def start_kafka(version: str) -> KafkaProcess:
     require_kafka(version)
     base = Path(tempfile.mkdtemp(prefix=f"kbroker-compat-kafka-{version}-"))
     return KafkaProcess(version, base).start()
+
+
+@pytest.fixture(scope="session")
+def kafka_tools(request: pytest.FixtureRequest) -> KafkaTools:
+    """The CLI tools of the Apache Kafka release paired with the target (see tool_pairs)."""
+    version: str = request.param
+    return KafkaTools(version, require_kafka(version))
 
 
 @pytest.fixture(scope="session")
