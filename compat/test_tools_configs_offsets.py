@@ -15,7 +15,7 @@ import pytest
 from compat.kafka import major
 from compat.kafka.tools import KafkaTools
 from compat.target import Target
-from compat.tools_support import create_topic, node_id, produce
+from compat.tools_support import node_id, produce
 from protocol.records import Record, build_batch
 
 pytestmark = pytest.mark.timeout(300)
@@ -59,7 +59,7 @@ def config_lines(text: str) -> dict[str, str]:
 
 def test_kafka_configs_describe(target: Target, kafka_tools: KafkaTools) -> None:
     topic = target.topic("tools-configs")
-    create_topic(target, topic, 1, TOPIC_CONFIGS)
+    target.create_topic(topic, 1, TOPIC_CONFIGS)
     node = str(node_id(target))
 
     def describe(*args: str) -> str:
@@ -97,7 +97,7 @@ def test_kafka_configs_describe(target: Target, kafka_tools: KafkaTools) -> None
 
 def test_kafka_get_offsets(target: Target, kafka_tools: KafkaTools) -> None:
     topic = target.topic("tools-offsets")
-    create_topic(target, topic, 2)
+    target.create_topic(topic, 2)
     base = int(time.time() * 1000) - 3_600_000
     # p0: offsets 0-4 stamped base, base+10, …, base+40 with the largest (base+100) at offset 2; p1: empty
     stamps = [base, base + 10, base + 100, base + 30, base + 40]

@@ -10,7 +10,6 @@ import pytest
 from compat.kafka import major
 from compat.kafka.tools import KafkaTools
 from compat.target import Target
-from compat.tools_support import create_topic
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -54,7 +53,7 @@ def consume(tools: KafkaTools, target: Target, topic: str, count: int, *options:
 def test_keys_headers_from_beginning_and_group(target: Target, kafka_tools: KafkaTools) -> None:
     topic = target.topic("tools-console")
     group = target.topic("tools-console-group")
-    create_topic(target, topic, 1)
+    target.create_topic(topic, 1)
 
     produce_lines(
         kafka_tools,

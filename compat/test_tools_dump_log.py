@@ -26,7 +26,7 @@ import pytest
 
 from compat.kafka.tools import KafkaTools
 from compat.target import Target
-from compat.tools_support import commit_offset, create_topic, is_kbroker, leader_epoch, produce
+from compat.tools_support import commit_offset, is_kbroker, leader_epoch, produce
 from kbroker.coordinator.records import partition_for
 from protocol import compression as codecs
 from protocol.records import Record, RecordBatch, build_batch
@@ -106,7 +106,7 @@ def test_segments_indexes_and_offsets_records_are_kafkas(target: Target, kafka_t
         pytest.skip("kafka-dump-log reads the broker's files: only a broker this run started has them here")
     data_dir = target.process.data_dir
     topic = target.topic("tools-dump")
-    create_topic(target, topic, 2, {"segment.bytes": str(SEGMENT_BYTES)})
+    target.create_topic(topic, 2, {"segment.bytes": str(SEGMENT_BYTES)})
     base = int(time.time() * 1000) // 1000 * 1000 - 60_000
     epoch = leader_epoch(target, topic, 0)
 

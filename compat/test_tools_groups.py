@@ -16,7 +16,7 @@ import pytest
 from compat.kafka import major
 from compat.kafka.tools import KafkaTools, ToolResult
 from compat.target import Target
-from compat.tools_support import create_topic, exceptions, produce, table
+from compat.tools_support import exceptions, produce, table
 from protocol.records import Record, build_batch
 
 pytestmark = pytest.mark.timeout(300)
@@ -74,7 +74,7 @@ class Groups:
 def test_list_describe_reset_delete(target: Target, kafka_tools: KafkaTools) -> None:
     topic = target.topic("tools-groups")
     group = target.topic("tools-groups-g")
-    create_topic(target, topic, 2)
+    target.create_topic(topic, 2)
     base = base_timestamp()
     for partition, count in enumerate(COUNTS):
         records = [

@@ -13,7 +13,6 @@ import pytest
 
 from compat.kafka.tools import KafkaTools, ToolResult
 from compat.target import Target
-from compat.tools_support import create_topic
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -29,7 +28,7 @@ def events(result: ToolResult) -> list[dict[str, Any]]:
 def test_verifiable_producer_and_consumer_lose_nothing(target: Target, kafka_tools: KafkaTools) -> None:
     topic = target.topic("tools-verifiable")
     group = target.topic("tools-verifiable-group")
-    create_topic(target, topic, PARTITIONS)
+    target.create_topic(topic, PARTITIONS)
 
     produced = kafka_tools.run(
         "kafka-verifiable-producer", "--bootstrap-server", target.bootstrap, "--topic", topic,
@@ -64,7 +63,7 @@ def test_verifiable_producer_and_consumer_lose_nothing(target: Target, kafka_too
 
 def test_perf_tools_finish_and_report_their_counts(target: Target, kafka_tools: KafkaTools) -> None:
     topic = target.topic("tools-perf")
-    create_topic(target, topic, PARTITIONS)
+    target.create_topic(topic, PARTITIONS)
     producer = kafka_tools.run(
         "kafka-producer-perf-test", "--topic", topic, "--num-records", str(RECORDS), "--record-size", "100",
         "--throughput", "-1", "--producer-props", f"bootstrap.servers={target.bootstrap}", "acks=all",

@@ -1,5 +1,6 @@
 """What the scenarios of Kafka's CLI tools (compat/test_tools_*.py) share: set-up through our own codec (no JVM
-start), the target's facts the tools print (its node id, its kind), and parsing of the tools' output.
+start; topics come from Target.create_topic), the target's facts the tools print (its node id, its kind), and parsing
+of the tools' output.
 
 Set-up goes over the wire rather than through a tool because every tool run costs a JVM start (~1 s here); the
 tool under test is the only JVM a step starts.
@@ -13,7 +14,6 @@ from collections.abc import Sequence
 
 from compat.kafka.tools import ToolResult
 from compat.target import Target
-from protocol.messages.create_topics_request import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit_request import (
@@ -38,24 +38,6 @@ def node_id(target: Target) -> int:
     ids: list[int] = [broker.node_id for broker in metadata.brokers]
     assert len(ids) == 1, f"the tool scenarios expect one broker, Metadata lists {ids}"
     return ids[0]
-
-
-def create_topic(target: Target, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
-    request = CreateTopicsRequest(
-        topics=[
-            CreatableTopic(
-                name=topic,
-                num_partitions=partitions,
-                replication_factor=-1,
-                configs=[CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()],
-            )
-        ],
-        timeout_ms=30_000,
-    )
-    with Wire(target.bootstrap.split(",")[0], client_id="compat-tools") as wire:
-        answer = wire.call(request, 5).topics[0]
-    assert answer.error_code == 0, f"CreateTopics {topic}: error {answer.error_code} {answer.error_message}"
-    target.wait_topic_ready(topic, partitions)
 
 
 def produce(target: Target, topic: str, partition: int, batches: Sequence[bytes]) -> list[int]:
