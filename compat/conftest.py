@@ -27,7 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from compat.clients.franz import FranzProgram
 from compat.clients.java import JavaHarness
+from compat.go import build as go_build
 from compat.kafka import DEFAULT_VERSIONS, KAFKA_3
 from compat.kafka.install import InstallFailed, install, is_installed
 from compat.kafka.process import KafkaProcess
@@ -244,3 +246,26 @@ def java_harness(java_tools: tuple[str, str], kafka_clients_classpath: list[Path
     javac, java = java_tools
     build_dir = Path(__file__).resolve().parent / "java" / "build"
     return JavaHarness.compile(javac, java, kafka_clients_classpath, build_dir)
+
+
+def go_program(name: str) -> Path:
+    """A Go program of compat/go/ built (once per source, into ~/.cache/kbroker/go) by the machine's Go;
+    scripts/test builds them first, so here this usually finds the binary."""
+    try:
+        go = go_build.find_go()
+    except go_build.BuildFailed as error:
+        shared.missing_tool(str(error))
+    try:
+        return go_build.build(name, go)
+    except go_build.BuildFailed as error:
+        pytest.fail(str(error))
+
+
+@pytest.fixture(scope="session")
+def franz_program() -> FranzProgram:
+    return FranzProgram(go_program("franz"))
+
+
+@pytest.fixture(scope="session")
+def rpk_path() -> Path:
+    return go_program("rpk")

@@ -8,8 +8,9 @@ order per partition, and key, value, headers and timestamp equal to what was sen
 express: see each adapter's record_options).
 
 Counts: 100,000 records for one codec per client (chosen so each codec gets one 100k run from some client)
-and 10,000 for the other codecs. 100k x 5 codecs x 5 clients would take most of an hour on CI's 2 cores, where
-pure-Python kafka-python moves roughly 20k records/s; 10k still makes many batches per partition.
+and 10,000 for the other codecs; franz-go, the sixth client, runs 10,000 for every codec. 100k x 5 codecs x 6
+clients would take most of an hour on CI's 2 cores, where pure-Python kafka-python moves roughly 20k records/s;
+10k still makes many batches per partition.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from compat.clients import CODECS, Client
 from compat.clients.confluent import Confluent
+from compat.clients.franz import Franz
 from compat.clients.java import Java
 from compat.clients.kafka_python import KafkaPython
 from compat.clients.kafka_python_202 import KafkaPython202
@@ -31,13 +33,15 @@ from compat.target import Target
 PARTITIONS = 8
 FULL_COUNT = 100_000
 SMALL_COUNT = 10_000
-# The codec that gets the 100k run, per client.
-FULL_CODEC = {
+# The codec that gets the 100k run, per client (None: 10k for every codec).
+FULL_CODEC: dict[str, str | None] = {
     "kafka-python": "zstd",
     "kafka-python-2.0.2": "gzip",
     "confluent-kafka": "lz4",
     "kcat": "snappy",
     "java": "none",
+    # Every codec has its 100k run above; franz-go adds its own batches and compressors at 10k, cheaply.
+    "franz-go": None,
 }
 
 
@@ -53,6 +57,8 @@ def make_client(name: str, request: pytest.FixtureRequest) -> Client:
         return Kcat(request.getfixturevalue("kcat_path"))
     if name == "java":
         return Java(request.getfixturevalue("java_harness"))
+    if name == "franz-go":
+        return Franz(request.getfixturevalue("franz_program"))
     raise ValueError(name)
 
 

@@ -1,0 +1,627 @@
+// A command-line harness around franz-go (kgo, the client, and kadm, its admin package), the way
+// compat/java/Harness.java wraps the Java client: the compat tests build it once (compat/go/build.py) and drive
+// it through subprocesses.
+//
+//	franz --brokers HOST:PORT SUBCOMMAND ARGS...
+//
+//	create TOPIC PARTITIONS [KEY=VALUE]...  kadm CreateTopics, replication factor -1 (the broker's default)
+//	delete TOPIC...                         kadm DeleteTopics
+//	list-topics [TOPIC]...                  kadm ListTopics: id, partitions, leaders, replicas, ISR
+//	describe-configs TOPIC                  kadm DescribeTopicConfigs: name, value, source of every config
+//	list-offsets TOPIC [MILLIS]...          kadm ListStartOffsets, ListEndOffsets, ListOffsetsAfterMilli
+//	produce TOPIC CODEC                     kgo producer with default settings (idempotent, acks=all) and one
+//	                                        codec, sending the records read from stdin, one per line: partition,
+//	                                        timestamp, key, value, headers, tab-separated, bytes in base64, "-"
+//	                                        for null (compat/records.py); explicit partitions or none at all
+//	consume TOPIC PARTITIONS N [SECONDS]    kgo consumer assigned every partition from the start, until N records
+//	                                        arrived (exit 1 if they did not within SECONDS, default 120)
+//	group-consume TOPIC GROUP               kgo group member with the cooperative-sticky balancer: poll, print,
+//	                                        commit what was polled, and only then allow a rebalance; runs until
+//	                                        stdin closes, then commits, leaves the group and exits
+//	list-groups                             kadm ListGroups
+//	describe-groups GROUP...                kadm DescribeGroups with each member's decoded assignment
+//	fetch-offsets GROUP                     kadm FetchOffsets
+//	commit-offsets GROUP TOPIC P=OFFSET...  kadm CommitOffsets (as an admin: no member, no generation)
+//	delete-groups GROUP...                  kadm DeleteGroups
+//
+// Output is JSON lines on stdout; kgo's own log goes to stderr at warn level. A request-level failure exits 1
+// with the error on stderr; per-topic, per-partition and per-group errors are printed in their JSON line
+// ("error") and exit 0, so the tests compare them between brokers.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const requestTimeout = 60 * time.Second
+
+// out serializes JSON lines from the main goroutine and kgo's callbacks.
+type out struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+var stdout = &out{w: bufio.NewWriterSize(os.Stdout, 1<<16)}
+
+func (o *out) line(v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.w.Write(data)
+	o.w.WriteByte('\n')
+}
+
+func (o *out) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.w.Flush()
+}
+
+type object = map[string]any
+
+func fail(format string, args ...any) {
+	stdout.flush()
+	fmt.Fprintf(os.Stderr, "franz: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func usage(problem string) {
+	fmt.Fprintf(os.Stderr, "franz: %s\nusage: franz --brokers HOST:PORT SUBCOMMAND ARGS... (see main.go)\n", problem)
+	os.Exit(2)
+}
+
+func errorText(err error) any {
+	if err == nil {
+		return nil
+	}
+	return err.Error()
+}
+
+func main() {
+	args := os.Args[1:]
+	if len(args) < 3 || args[0] != "--brokers" {
+		usage("need --brokers HOST:PORT and a subcommand")
+	}
+	brokers := strings.Split(args[1], ",")
+	command, rest := args[2], args[3:]
+	need := func(n int) {
+		if len(rest) < n {
+			usage(fmt.Sprintf("%s needs %d arguments", command, n))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	switch command {
+	case "create":
+		need(2)
+		create(ctx, admin(brokers), rest[0], atoi(rest[1]), rest[2:])
+	case "delete":
+		need(1)
+		deleteTopics(ctx, admin(brokers), rest)
+	case "list-topics":
+		listTopics(ctx, admin(brokers), rest)
+	case "describe-configs":
+		need(1)
+		describeConfigs(ctx, admin(brokers), rest[0])
+	case "list-offsets":
+		need(1)
+		listOffsets(ctx, admin(brokers), rest[0], rest[1:])
+	case "produce":
+		need(2)
+		produce(brokers, rest[0], rest[1])
+	case "consume":
+		need(3)
+		seconds := 120
+		if len(rest) > 3 {
+			seconds = atoi(rest[3])
+		}
+		consume(brokers, rest[0], atoi(rest[1]), atoi(rest[2]), time.Duration(seconds)*time.Second)
+	case "group-consume":
+		need(2)
+		groupConsume(brokers, rest[0], rest[1])
+	case "list-groups":
+		listGroups(ctx, admin(brokers))
+	case "describe-groups":
+		need(1)
+		describeGroups(ctx, admin(brokers), rest)
+	case "fetch-offsets":
+		need(1)
+		fetchOffsets(ctx, admin(brokers), rest[0])
+	case "commit-offsets":
+		need(3)
+		commitOffsets(ctx, admin(brokers), rest[0], rest[1], rest[2:])
+	case "delete-groups":
+		need(1)
+		deleteGroups(ctx, admin(brokers), rest)
+	default:
+		usage("unknown subcommand " + command)
+	}
+	stdout.flush()
+}
+
+func atoi(text string) int {
+	n, err := strconv.Atoi(text)
+	if err != nil {
+		usage("not a number: " + text)
+	}
+	return n
+}
+
+func options(brokers []string, more ...kgo.Opt) []kgo.Opt {
+	return append([]kgo.Opt{
+		kgo.SeedBrokers(brokers...),
+		kgo.ClientID("kbroker-compat-franz"),
+		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)),
+	}, more...)
+}
+
+func client(brokers []string, more ...kgo.Opt) *kgo.Client {
+	cl, err := kgo.NewClient(options(brokers, more...)...)
+	if err != nil {
+		fail("kgo.NewClient: %v", err)
+	}
+	return cl
+}
+
+func admin(brokers []string) *kadm.Client {
+	return kadm.NewClient(client(brokers))
+}
+
+// ---- admin ---------------------------------------------------------------------------------------------------
+
+func create(ctx context.Context, adm *kadm.Client, topic string, partitions int, configPairs []string) {
+	configs := map[string]*string{}
+	for _, pair := range configPairs {
+		key, value, ok := strings.Cut(pair, "=")
+		if !ok {
+			usage("config wants KEY=VALUE, got " + pair)
+		}
+		configs[key] = kadm.StringPtr(value)
+	}
+	responses, err := adm.CreateTopics(ctx, int32(partitions), -1, configs, topic)
+	if err != nil {
+		fail("CreateTopics: %v", err)
+	}
+	for _, r := range responses.Sorted() {
+		stdout.line(object{
+			"created": r.Topic, "id": r.ID.String(), "partitions": r.NumPartitions,
+			"replication_factor": r.ReplicationFactor, "error": errorText(r.Err),
+		})
+	}
+}
+
+func deleteTopics(ctx context.Context, adm *kadm.Client, topics []string) {
+	responses, err := adm.DeleteTopics(ctx, topics...)
+	if err != nil {
+		fail("DeleteTopics: %v", err)
+	}
+	for _, r := range responses.Sorted() {
+		stdout.line(object{"deleted": r.Topic, "error": errorText(r.Err)})
+	}
+}
+
+func listTopics(ctx context.Context, adm *kadm.Client, topics []string) {
+	details, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		fail("ListTopics: %v", err)
+	}
+	for _, t := range details.Sorted() {
+		partitions := []object{}
+		for _, p := range t.Partitions.Sorted() {
+			partitions = append(partitions, object{
+				"partition": p.Partition, "leader": p.Leader, "replicas": p.Replicas, "isr": p.ISR,
+				"error": errorText(p.Err),
+			})
+		}
+		stdout.line(object{
+			"topic": t.Topic, "id": t.ID.String(), "internal": t.IsInternal, "partitions": partitions,
+			"error": errorText(t.Err),
+		})
+	}
+}
+
+func describeConfigs(ctx context.Context, adm *kadm.Client, topic string) {
+	resources, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		fail("DescribeTopicConfigs: %v", err)
+	}
+	for _, resource := range resources {
+		if resource.Err != nil {
+			stdout.line(object{"topic": resource.Name, "error": resource.Err.Error()})
+			continue
+		}
+		for _, c := range resource.Configs {
+			stdout.line(object{
+				"name": c.Key, "value": c.Value, "source": c.Source.String(), "sensitive": c.Sensitive,
+			})
+		}
+	}
+}
+
+func listOffsets(ctx context.Context, adm *kadm.Client, topic string, millis []string) {
+	check := func(what string, listed kadm.ListedOffsets, err error) kadm.ListedOffsets {
+		if err == nil {
+			err = listed.Error()
+		}
+		if err != nil {
+			fail("%s: %v", what, err)
+		}
+		return listed
+	}
+	start, err := adm.ListStartOffsets(ctx, topic)
+	start = check("ListStartOffsets", start, err)
+	end, err := adm.ListEndOffsets(ctx, topic)
+	end = check("ListEndOffsets", end, err)
+	byMilli := map[string]kadm.ListedOffsets{}
+	for _, text := range millis {
+		ms, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			usage("not a timestamp: " + text)
+		}
+		listed, err := adm.ListOffsetsAfterMilli(ctx, ms, topic)
+		byMilli[text] = check("ListOffsetsAfterMilli", listed, err)
+	}
+	partitions := []int32{}
+	for p := range end[topic] {
+		partitions = append(partitions, p)
+	}
+	sort.Slice(partitions, func(i, j int) bool { return partitions[i] < partitions[j] })
+	for _, p := range partitions {
+		forTimestamp := object{}
+		for text, listed := range byMilli {
+			o := listed[topic][p]
+			forTimestamp[text] = object{"offset": o.Offset, "timestamp": o.Timestamp}
+		}
+		stdout.line(object{
+			"partition": p, "earliest": start[topic][p].Offset, "latest": end[topic][p].Offset,
+			"for_timestamp": forTimestamp,
+		})
+	}
+}
+
+func listGroups(ctx context.Context, adm *kadm.Client) {
+	groups, err := adm.ListGroups(ctx)
+	if err != nil {
+		fail("ListGroups: %v", err)
+	}
+	for _, g := range groups.Sorted() {
+		stdout.line(object{"group": g.Group, "state": g.State, "protocol_type": g.ProtocolType})
+	}
+}
+
+func describeGroups(ctx context.Context, adm *kadm.Client, groups []string) {
+	described, err := adm.DescribeGroups(ctx, groups...)
+	if err != nil && !errors.As(err, new(*kadm.ShardErrors)) {
+		fail("DescribeGroups: %v", err)
+	}
+	for _, g := range described.Sorted() {
+		members := []object{}
+		for _, m := range g.Members {
+			assigned := map[string][]int32{}
+			if assignment, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range assignment.Topics {
+					partitions := append([]int32{}, t.Partitions...)
+					sort.Slice(partitions, func(i, j int) bool { return partitions[i] < partitions[j] })
+					assigned[t.Topic] = partitions
+				}
+			}
+			members = append(members, object{
+				"member_id": m.MemberID, "client_id": m.ClientID, "host": m.ClientHost, "assigned": assigned,
+			})
+		}
+		stdout.line(object{
+			"group": g.Group, "state": g.State, "protocol_type": g.ProtocolType, "protocol": g.Protocol,
+			"members": members, "error": errorText(g.Err),
+		})
+	}
+}
+
+// printOffsets prints one line per partition, in no particular order (the tests sort).
+func printOffsets(responses kadm.OffsetResponses) {
+	responses.Each(func(r kadm.OffsetResponse) {
+		stdout.line(object{
+			"topic": r.Topic, "partition": r.Partition, "offset": r.At, "leader_epoch": r.LeaderEpoch,
+			"metadata": r.Metadata, "error": errorText(r.Err),
+		})
+	})
+}
+
+func fetchOffsets(ctx context.Context, adm *kadm.Client, group string) {
+	responses, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		fail("FetchOffsets: %v", err)
+	}
+	printOffsets(responses)
+}
+
+func commitOffsets(ctx context.Context, adm *kadm.Client, group, topic string, pairs []string) {
+	offsets := make(kadm.Offsets)
+	for _, pair := range pairs {
+		partition, offset, ok := strings.Cut(pair, "=")
+		if !ok {
+			usage("want PARTITION=OFFSET, got " + pair)
+		}
+		offsets.Add(kadm.Offset{Topic: topic, Partition: int32(atoi(partition)), At: int64(atoi(offset)), LeaderEpoch: -1})
+	}
+	responses, err := adm.CommitOffsets(ctx, group, offsets)
+	if err != nil {
+		fail("CommitOffsets: %v", err)
+	}
+	printOffsets(responses)
+}
+
+func deleteGroups(ctx context.Context, adm *kadm.Client, groups []string) {
+	responses, err := adm.DeleteGroups(ctx, groups...)
+	if err != nil {
+		fail("DeleteGroups: %v", err)
+	}
+	for _, r := range responses.Sorted() {
+		stdout.line(object{"group": r.Group, "error": errorText(r.Err)})
+	}
+}
+
+// ---- produce and consume -------------------------------------------------------------------------------------
+
+func codec(name string) kgo.CompressionCodec {
+	switch name {
+	case "none":
+		return kgo.NoCompression()
+	case "gzip":
+		return kgo.GzipCompression()
+	case "snappy":
+		return kgo.SnappyCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	}
+	usage("unknown codec " + name)
+	panic("unreachable")
+}
+
+func unb64(text string) []byte {
+	if text == "-" {
+		return nil
+	}
+	data, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		usage("bad base64: " + text)
+	}
+	if data == nil {
+		data = []byte{} // empty, not null
+	}
+	return data
+}
+
+// parseRecord reads one line of compat/records.py's to_line format; explicit tells whether it names a partition.
+func parseRecord(topic, line string) (record *kgo.Record, explicit bool) {
+	fields := strings.Split(line, "\t")
+	if len(fields) != 5 {
+		usage("a record line has 5 tab-separated fields: " + line)
+	}
+	record = &kgo.Record{Topic: topic, Key: unb64(fields[2]), Value: unb64(fields[3])}
+	if fields[0] != "-" {
+		record.Partition = int32(atoi(fields[0]))
+		explicit = true
+	}
+	if fields[1] != "-" {
+		ms, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			usage("bad timestamp " + fields[1])
+		}
+		record.Timestamp = time.UnixMilli(ms)
+	}
+	if fields[4] != "-" {
+		for _, header := range strings.Split(fields[4], ",") {
+			name, value, _ := strings.Cut(header, "=")
+			v := unb64(value)
+			if v == nil {
+				v = []byte{}
+			}
+			record.Headers = append(record.Headers, kgo.RecordHeader{Key: name, Value: v})
+		}
+	}
+	return record, explicit
+}
+
+func produce(brokers []string, topic, codecName string) {
+	var records []*kgo.Record
+	explicit := 0
+	scanner := bufio.NewScanner(os.Stdin)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		record, named := parseRecord(topic, scanner.Text())
+		if named {
+			explicit++
+		}
+		records = append(records, record)
+	}
+	if err := scanner.Err(); err != nil {
+		fail("reading stdin: %v", err)
+	}
+	more := []kgo.Opt{kgo.ProducerBatchCompression(codec(codecName))}
+	switch explicit {
+	case len(records):
+		more = append(more, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	case 0: // kgo's default partitioner (sticky, by key hash when there is a key)
+	default:
+		usage("records must all name a partition or none")
+	}
+	cl := client(brokers, more...)
+	defer cl.Close()
+	var acknowledged, failed int
+	var mu sync.Mutex
+	ctx := context.Background()
+	for i, record := range records {
+		index := i
+		cl.Produce(ctx, record, func(r *kgo.Record, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				stdout.line(object{"index": index, "error": err.Error()})
+				return
+			}
+			acknowledged++
+			stdout.line(object{
+				"index": index, "partition": r.Partition, "offset": r.Offset, "timestamp": r.Timestamp.UnixMilli(),
+			})
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		fail("Flush: %v", err)
+	}
+	stdout.line(object{"sent": len(records), "acknowledged": acknowledged, "failed": failed})
+	if failed > 0 {
+		stdout.flush()
+		os.Exit(1)
+	}
+}
+
+// consumed is one record as compat/records.py's from_json reads it.
+func consumed(r *kgo.Record) object {
+	headers := [][2]any{}
+	for _, h := range r.Headers {
+		value := h.Value
+		if value == nil {
+			value = []byte{}
+		}
+		headers = append(headers, [2]any{h.Key, value})
+	}
+	// encoding/json writes []byte as base64 and a nil slice as null: null key and value stay null.
+	return object{
+		"partition": r.Partition, "offset": r.Offset, "timestamp": r.Timestamp.UnixMilli(),
+		"key": r.Key, "value": r.Value, "headers": headers,
+	}
+}
+
+func consume(brokers []string, topic string, partitions, count int, timeout time.Duration) {
+	assignment := map[int32]kgo.Offset{}
+	for p := 0; p < partitions; p++ {
+		assignment[int32(p)] = kgo.NewOffset().AtStart()
+	}
+	cl := client(brokers, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assignment}))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	received := 0
+	for received < count {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			fmt.Fprintf(os.Stderr, "franz: fetch %s[%d]: %v\n", t, p, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) {
+			stdout.line(consumed(r))
+			received++
+		})
+	}
+	stdout.line(object{"received": received})
+	if received != count {
+		fail("received %d of %d records within %s", received, count, timeout)
+	}
+}
+
+func partitionsJSON(assigned map[string][]int32) map[string][]int32 {
+	sorted := map[string][]int32{}
+	for topic, partitions := range assigned {
+		p := append([]int32{}, partitions...)
+		sort.Slice(p, func(i, j int) bool { return p[i] < p[j] })
+		sorted[topic] = p
+	}
+	return sorted
+}
+
+// groupConsume is a group member as an application would write it with kgo: BlockRebalanceOnPoll makes every
+// rebalance wait until what was polled is processed and committed, so that no partition moves to another
+// member with records processed but not committed (exactly once across members, as long as none crashes).
+func groupConsume(brokers []string, topic, group string) {
+	var cl *kgo.Client
+	event := func(kind string) func(context.Context, *kgo.Client, map[string][]int32) {
+		return func(_ context.Context, c *kgo.Client, partitions map[string][]int32) {
+			member, generation := c.GroupMetadata()
+			stdout.line(object{kind: partitionsJSON(partitions), "generation": generation, "member_id": member})
+			stdout.flush()
+		}
+	}
+	cl = client(brokers,
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		// Quicker than the defaults (3 s, 45 s), so a join or a leave settles within seconds.
+		kgo.HeartbeatInterval(500*time.Millisecond),
+		kgo.SessionTimeout(10*time.Second),
+		kgo.OnPartitionsAssigned(event("assigned")),
+		kgo.OnPartitionsRevoked(event("revoked")),
+		kgo.OnPartitionsLost(event("lost")),
+	)
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		io.Copy(io.Discard, os.Stdin) // until stdin closes: the test's signal to leave
+		stop()
+	}()
+	received := 0
+	for {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			stdout.line(object{"fetch_error": err.Error(), "topic": t, "partition": p})
+		})
+		fetches.EachRecord(func(r *kgo.Record) {
+			stdout.line(consumed(r))
+			received++
+		})
+		commit(cl)
+		cl.AllowRebalance()
+		stdout.flush()
+	}
+	commit(cl)
+	cl.CloseAllowingRebalance()
+	stdout.line(object{"closed": true, "received": received})
+}
+
+func commit(cl *kgo.Client) {
+	uncommitted := cl.UncommittedOffsets()
+	if len(uncommitted) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	committed := map[string]map[int32]int64{}
+	for topic, partitions := range uncommitted {
+		committed[topic] = map[int32]int64{}
+		for p, o := range partitions {
+			committed[topic][p] = o.Offset
+		}
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		stdout.line(object{"commit_failed": err.Error(), "offsets": committed})
+		return
+	}
+	stdout.line(object{"committed": committed})
+}
