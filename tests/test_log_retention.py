@@ -46,15 +46,32 @@ def test_retention_by_time_uses_each_segments_largest_timestamp(tmp_path: Path) 
     assert e.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
 
 
-def test_retention_never_deletes_the_active_segment(tmp_path: Path) -> None:
+def test_retention_deletes_an_expired_active_segment_after_rolling_a_new_one(tmp_path: Path) -> None:
+    # As Kafka does (checked against Kafka 3.9.2: "Rolled new log segment at offset N", then the old one deleted
+    # for its retention time breach): a topic whose records are all expired ends up empty, offsets kept.
     log = open_log(tmp_path, retention_ms=HOUR)
     fill(log, 30, timestamp=0)
-    assert len(log.segments) > 1
+    segments = len(log.segments)
+    assert segments > 1
+    assert log.apply_retention(now_ms=100 * HOUR) == segments
+    assert [(s.base_offset, s.size) for s in log.segments] == [(30, 0)]
+    assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (30, 30, 30)
+    assert log.apply_retention(now_ms=100 * HOUR) == 0, "an empty active segment stays"
+    assert log.append_as_leader(build_batch([Record(0, 0, b"k", b"v")]), 0, now_ms=0).base_offset == 30
+    log.close()
+    reopened = PartitionLog.open(tmp_path / "t-0", LogConfig(segment_bytes=1024), now_ms=0)
+    assert (reopened.log_start_offset, reopened.log_end_offset) == (30, 31)
+
+
+def test_retention_keeps_an_active_segment_reaching_above_the_high_watermark(tmp_path: Path) -> None:
+    log = open_log(tmp_path, retention_ms=HOUR)
+    fill(log, 30, timestamp=0)
+    log.high_watermark = log.log_end_offset - 1
     log.apply_retention(now_ms=100 * HOUR)
     assert len(log.segments) == 1
+    assert log.segments[0].size > 0
     assert log.log_start_offset == log.segments[0].base_offset
     assert log.log_end_offset == 30
-    assert log.apply_retention(now_ms=100 * HOUR) == 0
 
 
 def test_retention_never_deletes_above_the_high_watermark(tmp_path: Path) -> None:
@@ -117,6 +134,8 @@ def test_retention_moves_the_leader_epoch_cache_start(tmp_path: Path) -> None:
     log = open_log(tmp_path, retention_ms=HOUR)
     for epoch in range(30):
         log.append_as_leader(build_batch([Record(0, 0, b"k", b"v" * 100)]), epoch, now_ms=0)
+    # A recent record in the active segment keeps it (and the epoch-29 batch before it) from expiring.
+    log.append_as_leader(build_batch([Record(0, 100 * HOUR, b"k", b"v")]), 30, now_ms=0)
     log.advance_high_watermark(log.log_end_offset)
     log.apply_retention(now_ms=100 * HOUR)
     start = log.log_start_offset

@@ -567,7 +567,9 @@ class PartitionLog:
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete old segments: by retention.ms (a segment's largest timestamp), by retention.bytes, and those wholly
-        below the log start offset. Never the active segment, never data at or above the high watermark.
+        below the log start offset. Never data at or above the high watermark. The active segment goes too when it
+        qualifies and every record in it is below the high watermark, as in Kafka: a new, empty one is rolled at the
+        log end first, so a topic whose records are all expired ends up empty with its offsets kept.
         Returns how many segments were deleted.
         """
         if self.offline or self.closed or self._pending_swap is not None:
@@ -578,9 +580,10 @@ class PartitionLog:
         by_size = config.delete_enabled and config.retention_bytes >= 0
         total = self.size_in_bytes
         deleted = 0
-        while len(self._segments) > 1:
-            oldest, next_base = self._segments[0], self._segments[1].base_offset
-            if next_base > self.high_watermark:
+        while True:
+            oldest, is_active = self._segments[0], len(self._segments) == 1
+            next_base = self._log_end_offset if is_active else self._segments[1].base_offset
+            if (is_active and oldest.size == 0) or next_base > self.high_watermark:
                 break
             if not (
                 next_base <= self._log_start_offset
@@ -588,6 +591,14 @@ class PartitionLog:
                 or (by_size and total - oldest.size >= config.retention_bytes)
             ):
                 break
+            if is_active:
+                # The log always keeps a segment: its offsets go on from the log end, even after a crash, so the
+                # new segment is durable before the old one goes.
+                self.roll(now_ms)
+                try:
+                    fsync_directory(self.directory)
+                except OSError as e:
+                    raise self._go_offline(e) from e
             total -= oldest.size
             self._forget_segment(self._segments.pop(0))
             deleted += 1
