@@ -146,7 +146,9 @@ def test_group_members_join_and_leave_and_each_record_is_consumed_once(
 def test_kadm_topics_configs_and_offsets(target: Target, franz_program: FranzProgram) -> None:
     franz = franz_program
     topic = target.topic("franz-admin")
-    created = create(franz, target, topic, 3, "retention.ms=3600000", "max.message.bytes=500000")
+    # Two weeks: the records' timestamps are from the start of today, and Kafka deletes whatever is past
+    # retention.ms, the active segment included, at its next retention check.
+    created = create(franz, target, topic, 3, "retention.ms=1209600000", "max.message.bytes=500000")
     assert (created["partitions"], created["replication_factor"]) == (3, 1), created
     [again] = franz.run(target.bootstrap, "create", topic, "3")
     assert again["error"].startswith("TOPIC_ALREADY_EXISTS"), again
@@ -167,7 +169,7 @@ def test_kadm_topics_configs_and_offsets(target: Target, franz_program: FranzPro
 
     configs = {line["name"]: line for line in franz.run(target.bootstrap, "describe-configs", topic)}
     for name, value, source in [
-        ("retention.ms", "3600000", "DYNAMIC_TOPIC_CONFIG"),
+        ("retention.ms", "1209600000", "DYNAMIC_TOPIC_CONFIG"),
         ("max.message.bytes", "500000", "DYNAMIC_TOPIC_CONFIG"),
         ("cleanup.policy", "delete", "DEFAULT_CONFIG"),
         ("segment.bytes", "1073741824", "DEFAULT_CONFIG"),
