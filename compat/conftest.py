@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.clients.franz import FranzProgram
+from compat.clients.franz import FranzProgram, GroupMember
 from compat.clients.java import JavaHarness
 from compat.go import build as go_build
 from compat.kafka import DEFAULT_VERSIONS, KAFKA_3
@@ -269,3 +269,13 @@ def franz_program() -> FranzProgram:
 @pytest.fixture(scope="session")
 def rpk_path() -> Path:
     return go_program("rpk")
+
+
+@pytest.fixture
+def members() -> Iterator[list[GroupMember]]:
+    """The franz-go group members a test starts (FranzProgram.member); any still running at the end are killed
+    by pid."""
+    started: list[GroupMember] = []
+    yield started
+    for member in started:
+        member.kill()

@@ -4,7 +4,7 @@ balancer while members join and leave, and kadm's admin calls. Same assertions a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -65,15 +65,6 @@ def wait_balanced(members: Sequence[GroupMember], partitions: int) -> None:
         return all(owned) and sorted(p for o in owned for p in o) == list(range(partitions))
 
     members[0].wait_for(f"a balanced assignment over {len(members)} members", balanced)
-
-
-@pytest.fixture
-def members(franz_program: FranzProgram) -> Iterator[list[GroupMember]]:
-    """The group members a test starts; any still running at the end are killed by pid."""
-    started: list[GroupMember] = []
-    yield started
-    for member in started:
-        member.kill()
 
 
 def test_group_members_join_and_leave_and_each_record_is_consumed_once(
