@@ -5,21 +5,28 @@
     python kp202_script.py BOOTSTRAP consume TOPIC PARTITIONS COUNT
     python kp202_script.py BOOTSTRAP end-offsets TOPIC PARTITIONS
     python kp202_script.py BOOTSTRAP codecs
+    python kp202_script.py BOOTSTRAP ops CONFIG_JSON         < operations (compat/clients/ops.py), one per line
+    python kp202_script.py BOOTSTRAP group-member TOPIC GROUP CONFIG_JSON
 
 Prints JSON lines: acknowledgements {"index", "partition", "offset"}, consumed records (records.consumed_to_json),
-end offsets {"partition": offset}, or the codecs this installation can send {"codec": reason-or-null}.
+end offsets {"partition": offset}, the codecs this installation can send {"codec": reason-or-null}, one result per
+operation, or a group member's assignments, records and commits (until stdin closes; then it leaves the group).
 """
 
 import json
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import kafka.codec
+import kafka.errors
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.version import __version__ as kafka_version
 
 # compat/records.py (and compat/__init__.py) are standard-library only, so they work here without the rest of compat/.
@@ -122,6 +129,186 @@ def codecs() -> None:
     )
 
 
+def options(config_json: str) -> dict[str, Any]:
+    """kafka-python's own options; values that look like integers become ints."""
+    config: dict[str, str] = json.loads(config_json)
+    return {key: int(value) if value.lstrip("-").isdigit() else value for key, value in config.items()}
+
+
+def raise_code(code: int) -> None:
+    if code:
+        raise kafka.errors.for_code(code)()
+
+
+def ops(bootstrap: str, config_json: str) -> None:
+    """compat/clients/ops.py's operations. kafka-python 2.0.2's admin returns responses without raising for their
+    error codes: those are named as kafka-python names the code (kafka.errors.for_code)."""
+    admin: Any = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="compat-kp202-ops")
+    producers: list[Any] = []
+
+    def create(topic: str, partitions: str, replication: str, *configs: str) -> dict[str, Any]:
+        settings = dict(config.split("=", 1) for config in configs)
+        new = NewTopic(topic, int(partitions), int(replication), topic_configs=settings)
+        response = admin.create_topics([new])
+        for error in response.topic_errors:
+            raise_code(error[1])
+        return {}
+
+    def describe(topic: str) -> dict[str, Any]:
+        (answer,) = admin.describe_topics([topic])
+        raise_code(answer["error_code"])
+        partitions = sorted(answer["partitions"], key=lambda p: p["partition"])
+        return {
+            "partitions": [p["partition"] for p in partitions],
+            "replicas": [len(p["replicas"]) for p in partitions],
+            "internal": answer["is_internal"],
+        }
+
+    def delete(topic: str) -> dict[str, Any]:
+        response = admin.delete_topics([topic])
+        for _, code in response.topic_error_codes:
+            raise_code(code)
+        return {}
+
+    def wait_gone(topic: str, ms: str) -> dict[str, Any]:
+        deadline = time.monotonic() + int(ms) / 1000
+        while topic in admin.list_topics():
+            if time.monotonic() > deadline:
+                return {"gone": False}
+            time.sleep(0.05)
+        return {"gone": True}
+
+    def topics() -> dict[str, Any]:
+        return {"topics": sorted(admin.list_topics())}
+
+    def configs(topic: str) -> dict[str, Any]:
+        (response,) = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        ((code, _message, _type, _name, entries),) = response.resources
+        raise_code(code)
+        return {"configs": {entry[0]: entry[1] for entry in entries}}
+
+    def offsets(topic: str, partition: str, spec: str) -> dict[str, Any]:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+        try:
+            tp = TopicPartition(topic, int(partition))
+            if spec == "earliest":
+                return {"offset": consumer.beginning_offsets([tp])[tp]}
+            if spec == "latest":
+                return {"offset": consumer.end_offsets([tp])[tp]}
+            if spec == "max":
+                return {"error": "unsupported", "message": "kafka-python 2.0.2 has no max-timestamp query"}
+            found = consumer.offsets_for_times({tp: int(spec)})[tp]
+            if found is None:
+                return {"offset": -1, "timestamp": -1}
+            return {"offset": found.offset, "timestamp": found.timestamp}
+        finally:
+            consumer.close()
+
+    def produce(topic: str, partition: str, size: str) -> dict[str, Any]:
+        if not producers:
+            settings = options(config_json)
+            producers.append(
+                KafkaProducer(bootstrap_servers=bootstrap, client_id="compat-kp202-ops", **settings)
+            )
+        number = int(partition)
+        future = producers[0].send(topic, value=b"x" * int(size), partition=None if number < 0 else number)
+        metadata = future.get(timeout=CONSUME_TIMEOUT_S)
+        return {"partition": metadata.partition, "offset": metadata.offset}
+
+    def groups() -> dict[str, Any]:
+        # ListGroups v0-v2 carry no state.
+        return {"groups": {group_id: None for group_id, _protocol_type in admin.list_consumer_groups()}}
+
+    def describe_group(group: str) -> dict[str, Any]:
+        (answer,) = admin.describe_consumer_groups([group])
+        members = []
+        for member in answer.members:
+            assigned = member.member_assignment.assignment if member.member_assignment else []
+            members.append(
+                {
+                    "client_id": member.client_id,
+                    "host": member.client_host,
+                    "partitions": sorted(p for _topic, partitions in assigned for p in partitions),
+                }
+            )
+        return {"state": answer.state, "assignor": answer.protocol, "members": members}
+
+    def group_offsets(group: str) -> dict[str, Any]:
+        answer = admin.list_consumer_group_offsets(group)
+        return {"offsets": {f"{tp.topic}:{tp.partition}": o.offset for tp, o in sorted(answer.items())}}
+
+    handlers: dict[str, Callable[..., dict[str, Any]]] = {
+        "create": create,
+        "describe": describe,
+        "delete": delete,
+        "wait-gone": wait_gone,
+        "topics": topics,
+        "configs": configs,
+        "offsets": offsets,
+        "produce": produce,
+        "groups": groups,
+        "describe-group": describe_group,
+        "group-offsets": group_offsets,
+    }
+    for line in sys.stdin:
+        op = line.rstrip("\n").split("\t")
+        handler = handlers.get(op[0])
+        if handler is None:
+            result = {"error": "unsupported", "message": f"kafka-python 2.0.2 has no {op[0]} here"}
+        else:
+            try:
+                result = handler(*op[1:])
+            except Exception as error:
+                result = {"error": type(error).__name__, "message": str(error)}
+        print(json.dumps({"op": op[0], **result}), flush=True)
+    for producer in producers:
+        producer.close(timeout=10)
+    admin.close()
+
+
+def group_member(bootstrap: str, topic: str, group: str, config_json: str) -> None:
+    """An application's group member: subscribe, process, commit synchronously; leave when stdin closes."""
+    stop = threading.Event()
+
+    def watch_stdin() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, revoked: Any) -> None:
+            print(json.dumps({"revoked": sorted(tp.partition for tp in revoked)}), flush=True)
+
+        def on_partitions_assigned(self, assigned: Any) -> None:
+            print(json.dumps({"assigned": sorted(tp.partition for tp in assigned)}), flush=True)
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        **options(config_json),
+    )
+    consumer.subscribe([topic], listener=Listener())
+    while not stop.is_set():
+        batches = consumer.poll(timeout_ms=200)
+        count = 0
+        for batch in batches.values():
+            for r in batch:
+                print(
+                    json.dumps({"partition": r.partition, "offset": r.offset, "value": r.value.decode()}),
+                    flush=True,
+                )
+                count += 1
+        if count:
+            consumer.commit()
+            print(json.dumps({"committed": count}), flush=True)
+    consumer.close()
+    print(json.dumps({"closed": True}), flush=True)
+
+
 if __name__ == "__main__":
     assert kafka_version == "2.0.2", kafka_version
     bootstrap, command, *args = sys.argv[1:]
@@ -133,5 +320,7 @@ if __name__ == "__main__":
             "produce": produce,
             "consume": consume,
             "end-offsets": end_offsets,
+            "ops": ops,
+            "group-member": group_member,
         }
         commands[command](bootstrap, *args)

@@ -17,6 +17,12 @@
 //                                   auto commit): commitSync after each poll's records, until N records arrived or
 //                                   none for IDLE_MS (default 10000) after the last one (before the first: a minute
 //                                   after the assignment). Prints assignments, revocations, records and a summary
+//   group-member TOPIC GROUP        KafkaConsumer subscribed to TOPIC in group GROUP (auto.offset.reset=earliest, no
+//                                   auto commit), commitSync after each poll's records, until stdin closes; then
+//                                   close() (LeaveGroup). Prints assignments, revocations, records, commits, "closed"
+//   ops                             one operation per stdin line, tab-separated (compat/clients/ops.py lists them),
+//                                   through one Admin and one KafkaProducer; one JSON object per operation: its result
+//                                   or {"error": the exception's class, "message": ...}
 //
 // Output is JSON lines on stdout (one object per record, acknowledgement or partition summary); the clients'
 // own logging goes to stderr. The exit status is 0 only if the subcommand did everything it was asked.
@@ -116,6 +122,8 @@ public final class Harness {
                 case "consume" -> harness.consume(arg(rest, 0), Integer.parseInt(arg(rest, 1)));
                 case "group-consume" -> harness.groupConsume(arg(rest, 0), arg(rest, 1), Integer.parseInt(arg(rest, 2)),
                         rest.size() > 3 ? Long.parseLong(rest.get(3)) : 10_000L);
+                case "group-member" -> harness.groupMember(arg(rest, 0), arg(rest, 1));
+                case "ops" -> harness.ops();
                 default -> {
                     usage("unknown subcommand " + command);
                     yield false;
@@ -409,6 +417,261 @@ public final class Harness {
         }
         out.println("{\"received\":" + received + "}");
         return true;
+    }
+
+    private boolean groupMember(String topic, String group) throws Exception {
+        Map<String, Object> defaults = Map.of(
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.GROUP_ID_CONFIG, group,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config(defaults))) {
+            // The test closes our stdin to ask for a clean exit; wakeup() interrupts a poll in progress.
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread stdinWatcher = new Thread(() -> {
+                try {
+                    while (System.in.read() >= 0) {
+                        // anything written is ignored; only the end of the stream counts
+                    }
+                } catch (java.io.IOException ignored) {
+                    // a broken stdin means the same: stop
+                }
+                stop.set(true);
+                consumer.wakeup();
+            });
+            stdinWatcher.setDaemon(true);
+            stdinWatcher.start();
+            consumer.subscribe(List.of(topic), new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
+                    out.println("{\"revoked\":" + partitionNumbers(partitions) + "}");
+                    out.flush();
+                }
+
+                @Override
+                public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
+                    out.println("{\"assigned\":" + partitionNumbers(partitions) + "}");
+                    out.flush();
+                }
+            });
+            while (!stop.get()) {
+                ConsumerRecords<byte[], byte[]> records;
+                try {
+                    records = consumer.poll(Duration.ofMillis(500));
+                } catch (org.apache.kafka.common.errors.WakeupException woken) {
+                    break;
+                }
+                if (records.isEmpty()) {
+                    continue;
+                }
+                for (ConsumerRecord<byte[], byte[]> record : records) {
+                    out.println(recordJson(record));
+                }
+                try {
+                    consumer.commitSync();
+                    out.println("{\"committed\":" + records.count() + "}");
+                } catch (org.apache.kafka.clients.consumer.CommitFailedException
+                        | org.apache.kafka.common.errors.RebalanceInProgressException
+                        | org.apache.kafka.common.errors.WakeupException error) {
+                    out.println("{\"commit_failed\":" + quote(error.toString()) + "}");
+                }
+                out.flush();
+            }
+        }
+        out.println("{\"closed\":true}");
+        return true;
+    }
+
+    // ---- ops: one Admin and one producer, one operation per stdin line --------------------------------------
+
+    private boolean ops() throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        KafkaProducer<byte[], byte[]> producer = null;
+        try (Admin admin = admin()) {
+            for (String line; (line = in.readLine()) != null; ) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                String[] op = line.split("\t", -1);
+                StringBuilder json = new StringBuilder("{\"op\":").append(quote(op[0]));
+                try {
+                    if (op[0].equals("produce") && producer == null) {
+                        producer = producer();
+                    }
+                    json.append(runOp(admin, producer, op));
+                } catch (Exception error) {
+                    Throwable cause = error;
+                    while (cause instanceof java.util.concurrent.ExecutionException && cause.getCause() != null) {
+                        cause = cause.getCause();
+                    }
+                    json.append(",\"error\":").append(quote(cause.getClass().getSimpleName()))
+                            .append(",\"message\":").append(quote(String.valueOf(cause.getMessage())));
+                }
+                out.println(json.append('}'));
+                out.flush();
+            }
+        } finally {
+            if (producer != null) {
+                producer.close(Duration.ofSeconds(10));
+            }
+        }
+        return true;
+    }
+
+    private String runOp(Admin admin, KafkaProducer<byte[], byte[]> producer, String[] op) throws Exception {
+        long timeout = ADMIN_TIMEOUT_SECONDS;
+        switch (op[0]) {
+            case "create" -> {
+                NewTopic topic = new NewTopic(op[1], Integer.parseInt(op[2]), Short.parseShort(op[3]));
+                Map<String, String> configs = new TreeMap<>();
+                for (int i = 4; i < op.length; i++) {
+                    int eq = op[i].indexOf('=');
+                    configs.put(op[i].substring(0, eq), op[i].substring(eq + 1));
+                }
+                admin.createTopics(List.of(topic.configs(configs))).all().get(timeout, TimeUnit.SECONDS);
+                return "";
+            }
+            case "describe" -> {
+                TopicDescription description = admin.describeTopics(List.of(op[1]))
+                        .allTopicNames().get(timeout, TimeUnit.SECONDS).get(op[1]);
+                List<Integer> partitions = new ArrayList<>();
+                List<Integer> replicas = new ArrayList<>();
+                for (TopicPartitionInfo info : description.partitions()) {
+                    partitions.add(info.partition());
+                    replicas.add(info.replicas().size());
+                }
+                return ",\"partitions\":" + partitions.toString().replace(" ", "")
+                        + ",\"replicas\":" + replicas.toString().replace(" ", "")
+                        + ",\"internal\":" + description.isInternal();
+            }
+            case "delete" -> {
+                admin.deleteTopics(List.of(op[1])).all().get(timeout, TimeUnit.SECONDS);
+                return "";
+            }
+            case "topics" -> {
+                List<String> names = new ArrayList<>(admin.listTopics().names().get(timeout, TimeUnit.SECONDS));
+                names.sort(null);
+                StringBuilder json = new StringBuilder(",\"topics\":[");
+                String separator = "";
+                for (String name : names) {
+                    json.append(separator).append(quote(name));
+                    separator = ",";
+                }
+                return json.append(']').toString();
+            }
+            case "configs" -> {
+                org.apache.kafka.common.config.ConfigResource resource = new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, op[1]);
+                org.apache.kafka.clients.admin.Config config = admin.describeConfigs(List.of(resource))
+                        .all().get(timeout, TimeUnit.SECONDS).get(resource);
+                StringBuilder values = new StringBuilder(",\"configs\":{");
+                StringBuilder sources = new StringBuilder(",\"sources\":{");
+                String separator = "";
+                for (org.apache.kafka.clients.admin.ConfigEntry entry : config.entries()) {
+                    values.append(separator).append(quote(entry.name())).append(':').append(quote(entry.value()));
+                    sources.append(separator).append(quote(entry.name())).append(':')
+                            .append(quote(entry.source().name()));
+                    separator = ",";
+                }
+                return values.append('}').toString() + sources.append('}');
+            }
+            case "offsets" -> {
+                TopicPartition tp = new TopicPartition(op[1], Integer.parseInt(op[2]));
+                OffsetSpec spec = switch (op[3]) {
+                    case "earliest" -> OffsetSpec.earliest();
+                    case "latest" -> OffsetSpec.latest();
+                    case "max" -> OffsetSpec.maxTimestamp();
+                    default -> OffsetSpec.forTimestamp(Long.parseLong(op[3]));
+                };
+                ListOffsetsResultInfo info = admin.listOffsets(Map.of(tp, spec)).partitionResult(tp)
+                        .get(timeout, TimeUnit.SECONDS);
+                return ",\"offset\":" + info.offset() + ",\"timestamp\":" + info.timestamp();
+            }
+            case "produce" -> {
+                int partition = Integer.parseInt(op[2]);
+                byte[] value = new byte[Integer.parseInt(op[3])];
+                java.util.Arrays.fill(value, (byte) 'x');
+                org.apache.kafka.clients.producer.RecordMetadata metadata = producer.send(new ProducerRecord<>(
+                        op[1], partition < 0 ? null : partition, null, value)).get(timeout, TimeUnit.SECONDS);
+                return ",\"partition\":" + metadata.partition() + ",\"offset\":" + metadata.offset();
+            }
+            case "groups" -> {
+                StringBuilder json = new StringBuilder(",\"groups\":{");
+                String separator = "";
+                for (org.apache.kafka.clients.admin.ConsumerGroupListing listing
+                        : admin.listConsumerGroups().all().get(timeout, TimeUnit.SECONDS)) {
+                    json.append(separator).append(quote(listing.groupId())).append(':')
+                            .append(quote(listing.state().map(Object::toString).orElse(null)));
+                    separator = ",";
+                }
+                return json.append('}').toString();
+            }
+            case "describe-group" -> {
+                org.apache.kafka.clients.admin.ConsumerGroupDescription group = admin
+                        .describeConsumerGroups(List.of(op[1])).all().get(timeout, TimeUnit.SECONDS).get(op[1]);
+                StringBuilder json = new StringBuilder(",\"state\":").append(quote(group.state().toString()))
+                        .append(",\"assignor\":").append(quote(group.partitionAssignor()))
+                        .append(",\"members\":[");
+                String separator = "";
+                for (org.apache.kafka.clients.admin.MemberDescription member : group.members()) {
+                    json.append(separator).append("{\"client_id\":").append(quote(member.clientId()))
+                            .append(",\"host\":").append(quote(member.host()))
+                            .append(",\"partitions\":")
+                            .append(partitionNumbers(member.assignment().topicPartitions())).append('}');
+                    separator = ",";
+                }
+                return json.append(']').toString();
+            }
+            case "group-offsets" -> {
+                Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> offsets = admin
+                        .listConsumerGroupOffsets(op[1]).partitionsToOffsetAndMetadata()
+                        .get(timeout, TimeUnit.SECONDS);
+                StringBuilder json = new StringBuilder(",\"offsets\":{");
+                String separator = "";
+                List<TopicPartition> keys = new ArrayList<>(offsets.keySet());
+                keys.sort(java.util.Comparator.comparing(TopicPartition::toString));
+                for (TopicPartition tp : keys) {
+                    org.apache.kafka.clients.consumer.OffsetAndMetadata offset = offsets.get(tp);
+                    json.append(separator).append(quote(tp.topic() + ":" + tp.partition())).append(':')
+                            .append(offset == null ? "null" : offset.offset());
+                    separator = ",";
+                }
+                return json.append('}').toString();
+            }
+            case "producers" -> {
+                TopicPartition tp = new TopicPartition(op[1], Integer.parseInt(op[2]));
+                StringBuilder json = new StringBuilder(",\"producers\":[");
+                String separator = "";
+                for (org.apache.kafka.clients.admin.ProducerState state : admin.describeProducers(List.of(tp))
+                        .partitionResult(tp).get(timeout, TimeUnit.SECONDS).activeProducers()) {
+                    json.append(separator).append("{\"producer_id\":").append(state.producerId())
+                            .append(",\"epoch\":").append(state.producerEpoch())
+                            .append(",\"last_sequence\":").append(state.lastSequence()).append('}');
+                    separator = ",";
+                }
+                return json.append(']').toString();
+            }
+            case "wait-gone" -> {
+                // Until describeTopics says the topic does not exist (deletion completes asynchronously).
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(op[2]));
+                while (true) {
+                    try {
+                        admin.describeTopics(List.of(op[1])).allTopicNames().get(timeout, TimeUnit.SECONDS);
+                    } catch (java.util.concurrent.ExecutionException error) {
+                        if (error.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                            return ",\"gone\":true";
+                        }
+                        throw error;
+                    }
+                    if (System.nanoTime() > deadline) {
+                        return ",\"gone\":false";
+                    }
+                    Thread.sleep(50);
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown op " + op[0]);
+        }
     }
 
     private static String partitionNumbers(java.util.Collection<TopicPartition> partitions) {
