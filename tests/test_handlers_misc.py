@@ -55,6 +55,7 @@ TABLES = {
     ApiKey.API_VERSIONS: "test_handlers_misc.py",
     ApiKey.INIT_PRODUCER_ID: "test_handlers_misc.py",
     ApiKey.FIND_COORDINATOR: "test_handlers_misc.py",
+    ApiKey.DESCRIBE_PRODUCERS: "test_handlers_describe_producers.py",
 }
 
 

@@ -8,6 +8,7 @@ from kbroker.handlers import (  # noqa: F401
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_producers,
     describe_topic_partitions,
     fetch,
     find_coordinator,

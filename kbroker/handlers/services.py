@@ -29,6 +29,7 @@ from kbroker.coordinator.group import (
     SyncResult,
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
+from kbroker.log.producer_state import ProducerStateEntry
 from kbroker.metadata.api import MetadataView, ProducerIdManager, TopicAdmin
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.partition import PartitionRead
@@ -59,6 +60,8 @@ class Replicas(Protocol):
     def last_offset_for_leader_epoch(
         self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int
     ) -> tuple[int, int]: ...
+
+    def active_producers(self, tp: TopicPartition) -> list[ProducerStateEntry]: ...
 
 
 class Groups(Protocol):

@@ -38,6 +38,7 @@ from kbroker.log.files import replace_file
 from kbroker.log.flusher import GroupCommitter
 from kbroker.log.log_manager import LogManager
 from kbroker.log.partition_log import AppendInfo, InvalidRecords, PartitionLog
+from kbroker.log.producer_state import ProducerStateEntry
 from kbroker.metadata.api import MetadataView
 from kbroker.metadata.image import EMPTY_IMAGE, NO_LEADER, MetadataImage, PartitionState, TopicMetadata
 from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
@@ -519,6 +520,16 @@ class ReplicaManager:
     ) -> tuple[int, int]:
         """OffsetForLeaderEpoch: (epoch, end offset), or KafkaError."""
         return self.get_partition(tp).last_offset_for_leader_epoch(current_leader_epoch, leader_epoch)
+
+    def active_producers(self, tp: TopicPartition) -> list[ProducerStateEntry]:
+        """DescribeProducers: the producers the partition's log tracks, or KafkaError. Any replica answers from its
+        own log, a follower too, as Kafka does; a log kept after this node left the replicas does not count."""
+        partition = self.get_partition(tp)
+        state = self.image.partition(tp.topic, tp.partition)
+        if state is None or self.node_id not in state.replicas:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        partition.check(require_leader=False)
+        return list(partition.log.producer_state.producers.values())
 
     # ---- ISR changes -----------------------------------------------------------------------------------------
 

@@ -1,0 +1,53 @@
+"""DescribeProducers (61), v0 (KIP-664): the idempotent producers each partition's log tracks.
+
+For each partition: every producer id the log's producer state holds (kbroker/log/producer_state.py), with its epoch,
+the last sequence number it wrote (-1 before its first batch of this epoch) and that batch's max timestamp. There are
+no transactions, so the coordinator epoch and the current transaction's start offset are always -1. Any replica
+answers from its own log, a follower too (Kafka does the same; the Java Admin asks the leader unless told otherwise).
+Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER for a partition this node holds no replica of,
+KAFKA_STORAGE_ERROR for an offline log.
+"""
+
+from __future__ import annotations
+
+from kbroker.common import KafkaError, TopicPartition
+from kbroker.handlers.registry import RequestContext, handles
+from protocol.messages.describe_producers_request import DescribeProducersRequest
+from protocol.messages.describe_producers_response import (
+    DescribeProducersResponse,
+    PartitionResponse,
+    ProducerState,
+    TopicResponse,
+)
+
+NO_COORDINATOR_EPOCH = -1
+NO_TRANSACTION = -1
+
+
+@handles(DescribeProducersRequest, 0, 0)
+async def handle(ctx: RequestContext, req: DescribeProducersRequest) -> DescribeProducersResponse:
+    replicas = ctx.services.replicas
+    topics = []
+    for t in req.topics:
+        partitions = []
+        for index in t.partition_indexes:
+            answer = PartitionResponse(partition_index=index)
+            try:
+                producers = replicas.active_producers(TopicPartition(t.name, index))
+            except KafkaError as exc:
+                answer.error_code = exc.code
+            else:
+                answer.active_producers = [
+                    ProducerState(
+                        producer_id=entry.producer_id,
+                        producer_epoch=entry.producer_epoch,
+                        last_sequence=entry.last_seq,
+                        last_timestamp=entry.last_timestamp,
+                        coordinator_epoch=NO_COORDINATOR_EPOCH,
+                        current_txn_start_offset=NO_TRANSACTION,
+                    )
+                    for entry in sorted(producers, key=lambda e: e.producer_id)
+                ]
+            partitions.append(answer)
+        topics.append(TopicResponse(name=t.name, partitions=partitions))
+    return DescribeProducersResponse(topics=topics)
