@@ -34,6 +34,7 @@ from compat.kafka import DEFAULT_VERSIONS, KAFKA_3
 from compat.kafka.install import InstallFailed, install, is_installed
 from compat.kafka.process import KafkaProcess
 from compat.kafka.tools import KafkaTools
+from compat.sibling import NoSibling, Sibling, running, sibling_process
 from compat.target import Target
 from tests import conftest as shared
 from tests.broker_process import BrokerProcess
@@ -279,3 +280,25 @@ def members() -> Iterator[list[GroupMember]]:
     yield started
     for member in started:
         member.kill()
+
+
+@pytest.fixture(scope="session")
+def _sibling_session(request: pytest.FixtureRequest, target: Target) -> Iterator[Sibling]:
+    try:
+        process = sibling_process(target)
+    except NoSibling as error:
+        pytest.skip(f"no sibling broker: {error}")
+    failed_before = request.session.testsfailed
+    with running(target, process) as sibling:
+        yield sibling
+    if request.session.testsfailed == failed_before:
+        shutil.rmtree(sibling.base_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def sibling(request: pytest.FixtureRequest, _sibling_session: Sibling) -> Sibling:
+    """compat/sibling.py: one more broker of the target's kind, auto-creation off, reached through a FaultProxy;
+    started when a scenario first asks for it, stopped with its target. Failure reports carry its log."""
+    assert _sibling_session.target.process is not None
+    shared.register_broker(request, _sibling_session.target.process)
+    return _sibling_session
