@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
@@ -17,10 +17,11 @@ from compat.records import Ack, Consumed, Record
 ADMIN_TIMEOUT_S = 60.0
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
     """Also the admin for clients that have none of their own (kcat)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
+    new = NewTopic(topic, num_partitions=partitions, replication_factor=1, config=configs or {})
+    futures = admin.create_topics([new])
     futures[topic].result(timeout=ADMIN_TIMEOUT_S)
 
 
@@ -81,12 +82,21 @@ class Confluent(Client):
     def create_topic(self, bootstrap: str, topic: str, partitions: int) -> None:
         create_topic(bootstrap, topic, partitions)
 
-    def produce(self, bootstrap: str, topic: str, records: Sequence[Record], codec: str) -> list[Ack]:
+    def produce(
+        self,
+        bootstrap: str,
+        topic: str,
+        records: Sequence[Record],
+        codec: str,
+        config: Mapping[str, str] | None = None,
+    ) -> list[Ack]:
+        """`config`: librdkafka settings over the defaults (acks=all, not idempotent)."""
         producer = Producer(
             {
                 "bootstrap.servers": bootstrap,
                 "client.id": "compat-confluent-producer",
                 "compression.type": codec,
+                **(config or {}),
             }
         )
         acks: list[Ack] = []
