@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,13 +89,21 @@ class Java(Client):
     def create_topic(self, bootstrap: str, topic: str, partitions: int) -> None:
         self.harness.run(bootstrap, "admin-create", topic, str(partitions))
 
-    def produce(self, bootstrap: str, topic: str, records: Sequence[Record], codec: str) -> list[Ack]:
+    def produce(
+        self,
+        bootstrap: str,
+        topic: str,
+        records: Sequence[Record],
+        codec: str,
+        config: Mapping[str, str] | None = None,
+    ) -> list[Ack]:
+        """`config`: producer settings over the defaults (which are idempotent, acks=all)."""
         lines = self.harness.run(
             bootstrap,
             "produce",
             topic,
             str(len(records)),
-            config={"compression.type": codec},
+            config={"compression.type": codec, **(config or {})},
             stdin="".join(to_line(r) + "\n" for r in records),
         )
         acks = []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 import kafka.codec
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
@@ -46,11 +46,20 @@ class KafkaPython(Client):
         finally:
             admin.close()
 
-    def produce(self, bootstrap: str, topic: str, records: Sequence[Record], codec: str) -> list[Ack]:
+    def produce(
+        self,
+        bootstrap: str,
+        topic: str,
+        records: Sequence[Record],
+        codec: str,
+        config: Mapping[str, Any] | None = None,
+    ) -> list[Ack]:
+        """`config`: KafkaProducer options over the defaults (which are idempotent, acks=all)."""
         producer = KafkaProducer(
             bootstrap_servers=bootstrap,
             client_id="compat-kafka-python-producer",
             compression_type=_COMPRESSION_TYPES[codec],
+            **(config or {}),
         )
         try:
             futures = [

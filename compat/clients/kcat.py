@@ -11,7 +11,7 @@ import dataclasses
 import re
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from compat.clients import CONSUME_TIMEOUT_S, Client, confluent
@@ -46,7 +46,15 @@ class Kcat(Client):
     def create_topic(self, bootstrap: str, topic: str, partitions: int) -> None:
         confluent.create_topic(bootstrap, topic, partitions)
 
-    def produce(self, bootstrap: str, topic: str, records: Sequence[Record], codec: str) -> list[Ack] | None:
+    def produce(
+        self,
+        bootstrap: str,
+        topic: str,
+        records: Sequence[Record],
+        codec: str,
+        config: Mapping[str, str] | None = None,
+    ) -> list[Ack] | None:
+        """`config`: librdkafka settings, as -X key=value."""
         lines = []
         for record in records:
             # What make_records gives with record_options(): no nulls, no newline or delimiter in the text.
@@ -56,7 +64,8 @@ class Kcat(Client):
             assert KEY_DELIMITER.encode() not in record.key + record.value
             lines.append(record.key + KEY_DELIMITER.encode() + record.value + b"\n")
         header_args = [arg for name, value in HEADERS for arg in ("-H", f"{name}={value.decode()}")]
-        subprocess.run(
+        settings = [arg for key, value in (config or {}).items() for arg in ("-X", f"{key}={value}")]
+        result = subprocess.run(
             [
                 self.executable,
                 "-P",
@@ -69,12 +78,15 @@ class Kcat(Client):
                 "-z",
                 codec,
                 *header_args,
+                *settings,
             ],
             input=b"".join(lines),
-            check=True,
             capture_output=True,
             timeout=CONSUME_TIMEOUT_S,
         )
+        if result.returncode != 0:
+            stderr = result.stderr.decode(errors="replace")
+            raise AssertionError(f"kcat -P exited {result.returncode}:\n{stderr[-3000:]}")
         return None  # kcat prints no delivery reports
 
     def consume(self, bootstrap: str, topic: str, partitions: int, count: int) -> list[Consumed]:
