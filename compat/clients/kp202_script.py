@@ -13,6 +13,7 @@ end offsets {"partition": offset}, the codecs this installation can send {"codec
 operation, or a group member's assignments, records and commits (until stdin closes; then it leaves the group).
 """
 
+import base64
 import json
 import signal
 import sys
@@ -297,10 +298,8 @@ def group_member(bootstrap: str, topic: str, group: str, config_json: str) -> No
         count = 0
         for batch in batches.values():
             for r in batch:
-                print(
-                    json.dumps({"partition": r.partition, "offset": r.offset, "value": r.value.decode()}),
-                    flush=True,
-                )
+                value = base64.b64encode(r.value).decode()
+                print(json.dumps({"partition": r.partition, "offset": r.offset, "value": value}), flush=True)
                 count += 1
         if count:
             consumer.commit()
