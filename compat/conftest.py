@@ -23,6 +23,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ from compat.kafka import DEFAULT_VERSIONS, KAFKA_3
 from compat.kafka.install import InstallFailed, install, is_installed
 from compat.kafka.process import KafkaProcess
 from compat.kafka.tools import KafkaTools
-from compat.sibling import NoSibling, Sibling, running, sibling_process
+from compat.sibling import NoSibling, Sibling, SiblingBroker
 from compat.target import Target
 from tests import conftest as shared
 from tests.broker_process import BrokerProcess
@@ -211,11 +212,17 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     elif name.startswith(KAFKA_PREFIX):
         version = name.removeprefix(KAFKA_PREFIX)
         failed_before = request.session.testsfailed
-        kafka = start_kafka(version)
+        _start_sibling_early(request, name, version)
+        try:
+            kafka = start_kafka(version)
+        except BaseException:
+            _stop_early_sibling(request, name)
+            raise
         try:
             yield Target(name, kafka.bootstrap, kafka)
         finally:
             kafka.stop()
+            _stop_early_sibling(request, name)
             if request.session.testsfailed == failed_before:
                 shutil.rmtree(kafka.base_dir, ignore_errors=True)
     elif name == KBROKER_CLUSTER:
@@ -282,17 +289,50 @@ def members() -> Iterator[list[GroupMember]]:
         member.kill()
 
 
+_EARLY_SIBLINGS = pytest.StashKey[dict[str, tuple[SiblingBroker, Future[Sibling]]]]()
+
+
+def _start_sibling_early(request: pytest.FixtureRequest, target_name: str, kafka_version: str) -> None:
+    """If a selected scenario of this target asks for `sibling`, start it now on a thread, beside the target."""
+    wanted = any(
+        "sibling" in getattr(item, "fixturenames", ())
+        and getattr(getattr(item, "callspec", None), "params", {}).get("target") == target_name
+        for item in request.session.items
+    )
+    if wanted:
+        broker = SiblingBroker(target_name, kafka_version)
+        starter = ThreadPoolExecutor(1, thread_name_prefix="sibling")
+        future = starter.submit(broker.start)
+        starter.shutdown(wait=False)  # its thread ends once the start is done
+        request.config.stash.setdefault(_EARLY_SIBLINGS, {})[target_name] = (broker, future)
+
+
+def _stop_early_sibling(request: pytest.FixtureRequest, target_name: str) -> None:
+    """Stop a sibling started early that no scenario took (e.g. the session was interrupted)."""
+    early = request.config.stash.get(_EARLY_SIBLINGS, {}).pop(target_name, None)
+    if early is not None:
+        early[1].exception()  # let its start finish, failed or not, before stopping it
+        early[0].stop()
+
+
 @pytest.fixture(scope="session")
 def _sibling_session(request: pytest.FixtureRequest, target: Target) -> Iterator[Sibling]:
-    try:
-        process = sibling_process(target)
-    except NoSibling as error:
-        pytest.skip(f"no sibling broker: {error}")
+    early = request.config.stash.get(_EARLY_SIBLINGS, {}).pop(target.name, None)
     failed_before = request.session.testsfailed
-    with running(target, process) as sibling:
+    if early is not None:
+        broker, future = early
+    else:
+        try:
+            broker = SiblingBroker.of(target)
+        except NoSibling as error:
+            pytest.skip(f"no sibling broker: {error}")
+    try:
+        sibling = future.result() if early is not None else broker.start()
         yield sibling
+    finally:
+        broker.stop()
     if request.session.testsfailed == failed_before:
-        shutil.rmtree(sibling.base_dir, ignore_errors=True)
+        shutil.rmtree(broker.base_dir, ignore_errors=True)
 
 
 @pytest.fixture

@@ -5,14 +5,15 @@ same kind (a kbroker, or the same Apache Kafka release) with
 - `auto.create.topics.enable=false`, so a topic that does not exist stays so whatever the client asks (the shared
   targets keep Kafka's default, true, which other scenarios rely on);
 - its advertised listener on a FaultProxy (compat/proxy.py), so every client connection goes through the proxy and a
-  scenario can cut one at a chosen Produce (idempotence under retries).
+  scenario can spoil a chosen Produce response (idempotence under retries).
+
+An Apache Kafka sibling is started on a thread while its target starts, when a selected scenario will ask for it: the
+two JVMs come up side by side instead of one after the other.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,29 +38,43 @@ class Sibling:
 
 
 class NoSibling(Exception):
-    """The target is a broker this suite did not start (--bootstrap, a container): there is no second one."""
+    """The target is a broker this suite did not start (--bootstrap, a container, a cluster): there is no second
+    one."""
 
 
-def sibling_process(target: Target) -> BrokerProcess:
-    """A broker of `target`'s kind with SIBLING_OVERRIDES, not started yet, in a new temporary directory."""
-    base = Path(tempfile.mkdtemp(prefix=f"kbroker-compat-sibling-{target.name}-"))
-    if isinstance(target.process, KafkaProcess):
-        return KafkaProcess(target.process.version, base, overrides=dict(SIBLING_OVERRIDES))
-    if target.process is not None:
-        return BrokerProcess(base / "data", overrides=dict(SIBLING_OVERRIDES), log_path=base / "broker.log")
-    raise NoSibling(f"target {target.name} was not started by this suite")
+class SiblingBroker:
+    """The sibling of the target named `target_name`: a kbroker, or Apache Kafka `kafka_version`, in a new temporary
+    directory, behind a FaultProxy already listening. `start` (blocking, callable from a thread) and `stop` (by pid;
+    again harmless); the directory stays for the caller to remove unless a scenario failed."""
 
-
-@contextmanager
-def running(target: Target, process: BrokerProcess) -> Iterator[Sibling]:
-    """Start the sibling behind its proxy; stop both (by pid) on exit. Its directory stays: the caller removes it
-    unless a scenario failed."""
-    with FaultProxy(process.host, process.port) as proxy:
-        process.overrides["advertised.listeners"] = f"PLAINTEXT://{proxy.address}"
-        try:
-            process.start()
-            yield Sibling(
-                Target(f"{target.name}-sibling", proxy.address, process), proxy, process.log_path.parent
+    def __init__(self, target_name: str, kafka_version: str | None) -> None:
+        self.target_name = target_name
+        self.base_dir = Path(tempfile.mkdtemp(prefix=f"kbroker-compat-sibling-{target_name}-"))
+        overrides = dict(SIBLING_OVERRIDES)
+        self.process: BrokerProcess
+        if kafka_version is not None:
+            self.process = KafkaProcess(kafka_version, self.base_dir, overrides=overrides)
+        else:
+            self.process = BrokerProcess(
+                self.base_dir / "data", overrides=overrides, log_path=self.base_dir / "broker.log"
             )
-        finally:
-            process.stop()
+        self.proxy = FaultProxy(self.process.host, self.process.port)
+        self.process.overrides["advertised.listeners"] = f"PLAINTEXT://{self.proxy.address}"
+
+    @classmethod
+    def of(cls, target: Target) -> SiblingBroker:
+        if isinstance(target.process, KafkaProcess):
+            return cls(target.name, target.process.version)
+        if target.process is not None:
+            return cls(target.name, None)
+        raise NoSibling(f"target {target.name} was not started by this suite as a single broker")
+
+    def start(self) -> Sibling:
+        self.process.start()
+        return Sibling(
+            Target(f"{self.target_name}-sibling", self.proxy.address, self.process), self.proxy, self.base_dir
+        )
+
+    def stop(self) -> None:
+        self.process.stop()
+        self.proxy.close()
