@@ -64,13 +64,13 @@ def produce(bootstrap: str, topic: str, records: Sequence[tuple[int, bytes, int 
     assert not errors, errors[:3]
 
 
-def wait_for(what: str, check: Callable[[], T | bool | None], timeout: float = WAIT_S) -> T:
+def wait_for(what: str, check: Callable[[], T | None], timeout: float = WAIT_S) -> T:
     """Poll `check` until it returns something other than None or False; fail naming `what` after `timeout`."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
         if value is not None and value is not False:
-            return value  # type: ignore[return-value]
+            return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.05)

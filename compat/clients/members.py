@@ -29,7 +29,7 @@ from typing import IO, Any, Protocol
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
-from compat.clients.java import JVM_OPTIONS
+from compat.clients.java import JVM_OPTIONS, JavaHarness
 from tests.test_groups_support import ConfluentMember
 
 STOP_TIMEOUT_S = 30.0
@@ -142,9 +142,9 @@ class JsonLinesMember:
 
 
 def java_member(
-    harness: Any, bootstrap: str, group: str, topic: str, config: Mapping[str, str]
+    harness: JavaHarness, bootstrap: str, group: str, topic: str, config: Mapping[str, str]
 ) -> JsonLinesMember:
-    """Harness `group-member` (harness: compat.clients.java.JavaHarness)."""
+    """Harness `group-member`."""
     options = [arg for key, value in config.items() for arg in ("--config", f"{key}={value}")]
     command = [
         harness.java,

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from compat.clients import CONSUME_TIMEOUT_S
+from compat.clients.java import JavaHarness
 
 Op = tuple[str, ...]
 Result = dict[str, Any]
@@ -73,7 +74,7 @@ class JavaOps(Ops):
 
     name = "java"
 
-    def __init__(self, harness: Any) -> None:  # compat.clients.java.JavaHarness (not imported: no cycle)
+    def __init__(self, harness: JavaHarness) -> None:
         self.harness = harness
 
     def run(self, bootstrap: str, ops: Sequence[Op], config: Mapping[str, str] | None = None) -> list[Result]:
