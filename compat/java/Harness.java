@@ -427,7 +427,8 @@ public final class Harness {
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config(defaults))) {
-            // The test closes our stdin to ask for a clean exit; wakeup() interrupts a poll in progress.
+            // The test closes our stdin to ask for a clean exit, seen between polls (not with wakeup(), which could
+            // interrupt a commitSync whose offsets the broker has already written).
             java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
             Thread stdinWatcher = new Thread(() -> {
                 try {
@@ -438,7 +439,6 @@ public final class Harness {
                     // a broken stdin means the same: stop
                 }
                 stop.set(true);
-                consumer.wakeup();
             });
             stdinWatcher.setDaemon(true);
             stdinWatcher.start();
@@ -456,12 +456,7 @@ public final class Harness {
                 }
             });
             while (!stop.get()) {
-                ConsumerRecords<byte[], byte[]> records;
-                try {
-                    records = consumer.poll(Duration.ofMillis(500));
-                } catch (org.apache.kafka.common.errors.WakeupException woken) {
-                    break;
-                }
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 if (records.isEmpty()) {
                     continue;
                 }
@@ -472,8 +467,7 @@ public final class Harness {
                     consumer.commitSync();
                     out.println("{\"committed\":" + records.count() + "}");
                 } catch (org.apache.kafka.clients.consumer.CommitFailedException
-                        | org.apache.kafka.common.errors.RebalanceInProgressException
-                        | org.apache.kafka.common.errors.WakeupException error) {
+                        | org.apache.kafka.common.errors.RebalanceInProgressException error) {
                     out.println("{\"commit_failed\":" + quote(error.toString()) + "}");
                 }
                 out.flush();
