@@ -138,6 +138,7 @@ class JsonLinesMember:
             self.process.wait(10)
         self._reader.join(10)
         self._err_reader.join(10)
+        _close_pipes(self.process)
         assert self.closed, f"{self.name} did not close cleanly:\n{''.join(self._stderr)[-3000:]}"
 
 
@@ -241,6 +242,13 @@ class KcatMember:
             raise AssertionError(f"kcat did not stop on SIGTERM:\n{''.join(self._stderr)[-3000:]}") from None
         self._reader.join(10)
         self._err_reader.join(10)
+        _close_pipes(self.process)
+
+
+def _close_pipes(process: subprocess.Popen[str]) -> None:
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def confluent_member(bootstrap: str, group: str, topic: str, config: Mapping[str, str]) -> ConfluentMember:
