@@ -56,6 +56,9 @@ KAFKA_DOCKER = "kafka-docker"
 KAFKA_PREFIX = "kafka-"
 KBROKER_CLUSTER = "kbroker-cluster"
 CLUSTER_SIZE = 3
+# Retention runs every half second on the brokers started here (Kafka's default is five minutes), so that a scenario
+# can watch it delete a segment (the Spark source's failOnDataLoss); topics keep Kafka's default retention.
+TARGET_OVERRIDES = {"log.retention.check.interval.ms": "500"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -130,7 +133,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _kbroker_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     base = tmp_path_factory.mktemp("compat-kbroker")
     # As compat/kafka/process.py sets it for the Apache Kafka targets: a new group rebalances at once.
-    overrides = {"group.initial.rebalance.delay.ms": "0"}
+    overrides = {"group.initial.rebalance.delay.ms": "0", **TARGET_OVERRIDES}
     process = BrokerProcess(base / "data", log_path=base / "broker.log", overrides=overrides)
     process.start()
     yield process
@@ -159,7 +162,7 @@ def start_kafka(version: str) -> KafkaProcess:
     and every pytest run by the same user on this machine counts."""
     require_kafka(version)
     base = Path(tempfile.mkdtemp(prefix=f"kbroker-compat-kafka-{version}-"))
-    return KafkaProcess(version, base).start()
+    return KafkaProcess(version, base, overrides=TARGET_OVERRIDES).start()
 
 
 @pytest.fixture(scope="session")

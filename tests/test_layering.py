@@ -5,6 +5,8 @@
 - Request handlers depend on service interfaces only: never on the composition root, the server, the connection or
   the dispatcher.
 - The storage layer (`kbroker/log/`) knows nothing of replication, metadata, the coordinator or the handlers.
+- `kbroker/spark/` (the Spark source and sink, an optional extra) and the broker do not import each other: the
+  broker must run without Spark installed, and the connector is a Kafka client like any other.
 """
 
 from __future__ import annotations
@@ -131,3 +133,15 @@ def test_storage_knows_nothing_above_it(module: str) -> None:
     )
     bad = {name for name in _kbroker_graph()[module] if name.startswith(above) or name in EDGE}
     assert not bad, f"{module} imports {sorted(bad)}"
+
+
+@pytest.mark.timeout(30)
+def test_the_broker_and_the_spark_connector_stay_apart() -> None:
+    graph = _kbroker_graph()
+    for module, path in KBROKER_MODULES.items():
+        if module.startswith("kbroker.spark"):
+            bad = {name for name in graph[module] if not name.startswith("kbroker.spark")}
+            assert not bad, f"{module} imports the broker's {sorted(bad)}"
+        else:
+            bad = {name for name in _imported_modules(path) if name.startswith(("pyspark", "kbroker.spark"))}
+            assert not bad, f"{module} imports {sorted(bad)}"
