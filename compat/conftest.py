@@ -230,7 +230,7 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
                 shutil.rmtree(kafka.base_dir, ignore_errors=True)
     elif name == KBROKER_CLUSTER:
         root = request.getfixturevalue("tmp_path_factory").mktemp("compat-kbroker-cluster")
-        with running_cluster(root, CLUSTER_SIZE) as cluster:
+        with running_cluster(root, CLUSTER_SIZE, overrides=TARGET_OVERRIDES) as cluster:
             nodes = tuple(cluster.nodes.values())
             yield Target(name, cluster.bootstrap, replication_factor=CLUSTER_SIZE, nodes=nodes)
     else:

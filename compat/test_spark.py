@@ -1,4 +1,5 @@
-"""Spark's `format("kafka")` source and sink through PySpark, against every target, with exact results.
+"""Spark's Kafka source and sink, `format("kafka")` and `format("kbroker")`, through PySpark, against every target,
+with exact results.
 
 PySpark is pinned in the `test` extra; scripts/test resolves Spark's own connector (spark-sql-kafka-0-10 at the
 installed PySpark's version) with mvn once into ~/.cache/kbroker/spark-kafka (compat/spark/install.py), and the
@@ -10,13 +11,15 @@ are created at replication factor 3 (the `kbroker_cluster` mark). Test data is p
 the scenario reads (so that a source is tested on its own, with timestamps of our choosing), with Spark's sink where
 the scenario writes.
 
-Each scenario takes the data source's name from `source_format`: Spark's own "kafka" today. A second connector that
-speaks Kafka's option names (e.g. a `format("kbroker")` data source) joins FORMATS and must pass the same scenarios;
-the options used are those of Spark's Kafka integration guide (`kafka.bootstrap.servers`, `subscribe`,
-`subscribePattern`, `assign`, `startingOffsets`, `endingOffsets`, `startingOffsetsByTimestamp`,
-`endingOffsetsByTimestamp`, `startingTimestamp`, `endingTimestamp`, `startingOffsetsByTimestampStrategy`,
-`includeHeaders`, `minPartitions`, `maxOffsetsPerTrigger`, `topic`, and the client settings `kafka.isolation.level`
-and `kafka.compression.type`); none of them is peculiar to Spark's own connector.
+Each scenario takes the data source's name from `source_format` and runs for both connectors: Spark's own "kafka"
+and kbroker's "kbroker" (kbroker/spark/, a Python data source over confluent-kafka; docs/spark.md), so that any
+difference between them shows. The options used are those of Spark's Kafka integration guide
+(`kafka.bootstrap.servers`, `subscribe`, `subscribePattern`, `assign`, `startingOffsets`, `endingOffsets`,
+`startingOffsetsByTimestamp`, `endingOffsetsByTimestamp`, `startingTimestamp`, `endingTimestamp`,
+`startingOffsetsByTimestampStrategy`, `includeHeaders`, `minPartitions`, `maxRecordsPerPartition`,
+`maxOffsetsPerTrigger`, `failOnDataLoss`, `topic`, and the client settings `kafka.isolation.level` and
+`kafka.compression.type`); none of them is peculiar to one connector. Batch writes use `mode("append")`, which Spark
+requires of a Python data source and which means the same to its own sink as its default.
 
 Run alone: `scripts/test compat/test_spark.py` (`--kafka none`: the kbroker targets only).
 """
@@ -33,7 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
-from confluent_kafka import Message, Producer
+from confluent_kafka import Consumer, Message, Producer
+from confluent_kafka import TopicPartition as ClientTopicPartition
 from kafka.partitioner.default import murmur2
 
 from compat.spark.install import (
@@ -51,13 +55,14 @@ from compat.target import Target
 from tests.conftest import missing_tool
 
 if TYPE_CHECKING:  # pyspark is imported by the session fixture, which says so when it is missing
-    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
     from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
 pytestmark = [pytest.mark.kbroker_cluster, pytest.mark.timeout(300)]
 
-# The data sources under test, by the name given to format().
-FORMATS = ["kafka"]
+# The data sources under test, by the name given to format(): Spark's own connector, and kbroker's Python one
+# (kbroker/spark/, registered in the session by kbroker.spark.register).
+FORMATS = ["kafka", "kbroker"]
 # A streaming query with availableNow stops by itself once it has read what was there when it started.
 QUERY_TIMEOUT_S = 120
 # The source's timestampType column: CreateTime (0) or LogAppendTime (1).
@@ -112,8 +117,12 @@ def spark_connector_jars() -> list[Path]:
 def spark_jvm(
     spark_connector_jars: list[Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SparkJvm]:
-    """The session's SparkSession, with Spark's Kafka connector on its classpath."""
+    """The session's SparkSession, with Spark's Kafka connector on its classpath and format("kbroker")
+    registered."""
+    import kbroker.spark
+
     with spark_session(spark_connector_jars, tmp_path_factory.mktemp("spark")) as jvm:
+        kbroker.spark.register(jvm.spark)
         yield jvm
 
 
@@ -171,6 +180,14 @@ def reader(spark: SparkSession, source_format: str, target: Target) -> DataFrame
         spark.read.format(source_format)
         .option("kafka.bootstrap.servers", target.bootstrap)
         .option("includeHeaders", "true")
+    )
+
+
+def batch_writer(frame: DataFrame, source_format: str, target: Target) -> DataFrameWriter:
+    """frame.write in append mode: Spark's default mode (ErrorIfExists) means the same to its own Kafka sink, but
+    Spark refuses it for every Python data source, format("kbroker") included (docs/spark.md)."""
+    return (
+        frame.write.format(source_format).mode("append").option("kafka.bootstrap.servers", target.bootstrap)
     )
 
 
@@ -280,9 +297,9 @@ def test_batch_write_and_read_back(
     before = now_ms()
     # One Spark partition: a single task writes the rows, in order.
     frame = spark.createDataFrame(WRITE_ROWS, WRITE_SCHEMA).coalesce(1)
-    frame.write.format(source_format).option("kafka.bootstrap.servers", target.bootstrap).option(
-        "topic", topic
-    ).option("kafka.compression.type", "zstd").save()
+    batch_writer(frame, source_format, target).option("topic", topic).option(
+        "kafka.compression.type", "zstd"
+    ).save()
     after = now_ms()
 
     read = records(reader(spark, source_format, target).option("subscribe", topic).load())
@@ -316,9 +333,7 @@ def test_sink_routes_by_partition_topic_and_key(
         (first, b"x", b"7", 3),
     ]
     frame = spark.createDataFrame(rows, "topic string, key binary, value binary, partition int").coalesce(1)
-    frame.write.format(source_format).option("kafka.bootstrap.servers", target.bootstrap).option(
-        "kafka.compression.type", "snappy"
-    ).save()
+    batch_writer(frame, source_format, target).option("kafka.compression.type", "snappy").save()
 
     read = records(reader(spark, source_format, target).option("subscribe", f"{first},{second}").load())
 
@@ -545,6 +560,178 @@ def test_streaming_copy_with_the_kafka_sink(
     assert [rec[1:6] for rec in read] == [rec[1:6] for rec in want]
     assert {rec.topic for rec in read} == {copy}
     assert all(before <= rec.timestamp <= after and rec.timestamp_type == LOG_APPEND_TIME for rec in read)
+
+
+def test_restart_in_the_first_batch(
+    spark: SparkSession, source_format: str, target: Target, tmp_path: Path
+) -> None:
+    """A query starting at `latest` that fails in its first micro-batch (Spark runs it at once, empty) and is
+    restarted after more records came runs that batch again from the same start, then reads every record since: the
+    start is kept with the checkpoint, not asked for anew (it would now be later, and records lost)."""
+    topic = target.topic("spark-first-batch")
+    target.create_topic(topic, 1)
+    base = now_ms() - 60_000
+
+    def seeds(values: range) -> list[Seed]:
+        return [Seed(0, None, f"v{i}".encode(), (), base + i) for i in values]
+
+    produce(target, topic, seeds(range(5)))  # before the query: not read
+    checkpoint = tmp_path / "checkpoint"
+
+    def failing(batch: DataFrame, batch_id: int) -> None:
+        raise RuntimeError(f"batch {batch_id} fails on purpose")
+
+    frame = stream_reader(spark, source_format, target).option("subscribe", topic).load()
+    query = frame.writeStream.foreachBatch(failing).option("checkpointLocation", str(checkpoint)).start()
+    try:
+        with pytest.raises(Exception, match="batch 0 fails on purpose"):
+            query.awaitTermination(QUERY_TIMEOUT_S)
+    finally:
+        query.stop()
+
+    later = seeds(range(5, 10))
+    want = expected(topic, later, produce(target, topic, later))
+    frame = stream_reader(spark, source_format, target).option("subscribe", topic).load()
+    assert collect_batches(frame, checkpoint) == {0: [], 1: want}
+
+
+# Kafka 4's smallest segment.bytes.
+SEGMENT_BYTES = 1024 * 1024
+
+
+def wait_log_start_above(target: Target, topic: str, offset: int, timeout: float = 60.0) -> int:
+    """Partition 0's log start offset once retention has moved it past `offset`."""
+    consumer = Consumer({"bootstrap.servers": target.bootstrap, "group.id": "spark-watermarks"})
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            low, _ = consumer.get_watermark_offsets(ClientTopicPartition(topic, 0), timeout=10)
+            if low > offset:
+                return int(low)
+            assert time.monotonic() < deadline, (
+                f"retention did not move the log start of {topic} past {offset}"
+            )
+            time.sleep(0.1)
+    finally:
+        consumer.close()
+
+
+def test_fail_on_data_loss(spark: SparkSession, source_format: str, target: Target, tmp_path: Path) -> None:
+    """Retention deletes the records a read starts at: failOnDataLoss=true (the default) fails the batch read and
+    the streaming query, saying so; false reads on from the log start offset. (compat/conftest.py runs the
+    targets' retention every half second.)"""
+    topic = target.topic("spark-lost")
+    # 1,500 records a day old in 1 MiB segments, kept an hour: each full segment is deleted as soon as it rolls.
+    # The last records are new, so that the last segment stays (Kafka also deletes an expired active segment).
+    target.create_topic(topic, 1, {"segment.bytes": str(SEGMENT_BYTES), "retention.ms": "3600000"})
+    old, new = now_ms() - 86_400_000, now_ms()
+    count = 1510
+    produce(
+        target, topic, [Seed(0, None, b"x" * 1000, (), old + i if i < 1500 else new) for i in range(count)]
+    )
+    log_start = wait_log_start_above(target, topic, 0)
+    assert log_start < 1500
+    from_zero = json.dumps({topic: {"0": 0}})
+
+    def batch(**options: str) -> dict[int, list[int]]:
+        frame = (
+            reader(spark, source_format, target)
+            .option("subscribe", topic)
+            .option("startingOffsets", from_zero)
+        )
+        for name, value in options.items():
+            frame = frame.option(name, value)
+        return offsets(records(frame.load()))
+
+    with pytest.raises(Exception, match="Some data may have been lost"):
+        batch()
+    assert batch(failOnDataLoss="false") == {0: list(range(log_start, count))}
+
+    def stream(checkpoint: Path, **options: str) -> dict[int, dict[int, list[int]]]:
+        frame = (
+            stream_reader(spark, source_format, target)
+            .option("subscribe", topic)
+            .option("startingOffsets", from_zero)
+        )
+        for name, value in options.items():
+            frame = frame.option(name, value)
+        return {
+            batch_id: offsets(recs) for batch_id, recs in collect_batches(frame.load(), checkpoint).items()
+        }
+
+    with pytest.raises(Exception, match="Some data may have been lost"):
+        stream(tmp_path / "failing")
+    assert stream(tmp_path / "lenient", failOnDataLoss="false") == {0: {0: list(range(log_start, count))}}
+
+
+def test_tasks_per_read(spark: SparkSession, source_format: str, target: Target) -> None:
+    """One task per partition; minPartitions asks for more (the large ranges cut in proportion),
+    maxRecordsPerPartition cuts every range longer than it; the records read are the same. Without includeHeaders
+    there is no headers column. (maxRecordsPerPartition is given offsets here: Spark's own connector judges a range
+    from `earliest` to `latest` by its unresolved ends and never cuts it, docs/spark.md.)"""
+    topic = target.topic("spark-tasks")
+    target.create_topic(topic, 3)
+    seeds = three_partitions_of_five(topic, now_ms() - 60_000)
+    want = expected(topic, seeds, produce(target, topic, seeds))
+
+    def tasks(**options: str) -> int:
+        frame = reader(spark, source_format, target).option("subscribe", topic)
+        for name, value in options.items():
+            frame = frame.option(name, value)
+        loaded = frame.load()
+        assert records(loaded) == want
+        count: int = loaded.rdd.getNumPartitions()
+        return count
+
+    assert tasks() == 3
+    assert tasks(minPartitions="6") == 6
+    whole = {
+        "startingOffsets": json.dumps({topic: {str(p): 0 for p in range(3)}}),
+        "endingOffsets": json.dumps({topic: {str(p): 5 for p in range(3)}}),
+    }
+    assert tasks(maxRecordsPerPartition="2", **whole) == 9  # each partition's 5 records in 3 parts
+    plain = spark.read.format(source_format).option("kafka.bootstrap.servers", target.bootstrap)
+    assert plain.option("subscribe", topic).load().columns == [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+    ]
+
+
+def test_refused_options(spark: SparkSession, source_format: str, target: Target) -> None:
+    """What Spark's connector refuses is refused, with its explanation."""
+    topic = target.topic("spark-refused")
+    target.create_topic(topic, 1)
+
+    def read(**options: str) -> None:
+        frame = spark.read.format(source_format).option("kafka.bootstrap.servers", target.bootstrap)
+        for name, value in options.items():
+            frame = frame.option(name, value)
+        frame.load().collect()
+
+    with pytest.raises(Exception, match=r"option 'auto\.offset\.reset' is not supported"):
+        read(subscribe=topic, **{"kafka.auto.offset.reset": "earliest"})
+    with pytest.raises(Exception, match="Only one of the following options can be specified"):
+        read(subscribe=topic, assign=json.dumps({topic: [0]}))
+    with pytest.raises(Exception, match="starting offset can't be latest for batch queries"):
+        read(subscribe=topic, startingOffsets="latest")
+    # (Spark refuses it itself before its own connector is asked; a Python data source is asked, and refuses)
+    with pytest.raises(
+        Exception, match=r"Kafka source has a fixed schema|USER_SPECIFIED_AND_ACTUAL_SCHEMA_MISMATCH"
+    ):
+        spark.read.format(source_format).schema("value binary").option(
+            "kafka.bootstrap.servers", target.bootstrap
+        ).option("subscribe", topic).load().collect()
+    frame = spark.createDataFrame([(1,)], "value int")
+    with pytest.raises(Exception, match="value attribute unsupported type int"):
+        batch_writer(frame, source_format, target).option("topic", topic).save()
+    frame = spark.createDataFrame([(b"v",)], "value binary")
+    with pytest.raises(Exception, match="topic option required when no 'topic' attribute is present"):
+        batch_writer(frame, source_format, target).save()
 
 
 # ---- set-up -----------------------------------------------------------------------------------------------------

@@ -93,7 +93,10 @@ def spark_session(jars: Sequence[Path], work_dir: Path) -> Iterator[SparkJvm]:
         )
     process: subprocess.Popen[bytes] = gateway.proc
     try:
-        context = SparkContext(conf=conf, gateway=gateway)
+        # PySpark takes the Python of Python data sources (format("kbroker"): their planning and their tasks) from
+        # PYSPARK_PYTHON when the context starts; spark.pyspark.python does not reach them.
+        with _environment({"PYSPARK_PYTHON": sys.executable}):
+            context = SparkContext(conf=conf, gateway=gateway)
         context.setLogLevel("WARN")
         yield SparkJvm(SparkSession(context), process, log_path)
     finally:
