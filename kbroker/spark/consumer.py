@@ -14,6 +14,7 @@ Python row object is ever made. Spark's Kafka connector's rules for lost data ap
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from collections.abc import Iterator, Mapping
@@ -131,16 +132,8 @@ class _Reader:
             )
         if start == until:
             return
-        topic, partition = r.tp
-        headers_type = self.schema.field("headers").type if self.include_headers else None
-        keys: list[bytes | None] = []
-        values: list[bytes | None] = []
-        offsets: list[int] = []
-        timestamps: list[int] = []
-        types: list[int] = []
-        headers: list[Any] = []
         expected = start  # the next offset this range still needs
-        self.consumer.assign([ClientTopicPartition(topic, partition, start)])
+        self.consumer.assign([ClientTopicPartition(r.tp.topic, r.tp.partition, start)])
         last_progress = time.monotonic()
         while expected < until:
             messages: list[Message] = self.consumer.consume(CHUNK_RECORDS, POLL_S)
@@ -150,46 +143,45 @@ class _Reader:
                     last_progress = time.monotonic()
                 continue
             last_progress = time.monotonic()
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    if self._is_out_of_range(error):
-                        # the consumer is re-assigned: what else this call returned is from before
-                        expected = self._out_of_range(expected, until)
-                        break
-                    continue
-                offset: int = message.offset()  # type: ignore[assignment]  # None only on an error event
-                if offset >= until:
+            resume = None
+            if any([message.error() is not None for message in messages]):
+                messages, resume = self._without_errors(messages, expected, until)
+            if messages:
+                offsets: list[int] = [message.offset() for message in messages]  # type: ignore[misc]
+                if offsets[0] > expected:
+                    # (within one fetch, offsets only jump over compacted records or control records)
+                    self._on_gap(expected, offsets[0])
+                if offsets[-1] >= until:
+                    cut = bisect.bisect_left(offsets, until)
+                    messages, offsets = messages[:cut], offsets[:cut]
+                if messages:
+                    yield self._batch(messages, offsets)
+                    expected = offsets[-1] + 1
+                else:
                     expected = until
-                    break
-                if offset > expected:
-                    self._on_gap(expected, offset)
-                keys.append(message.key())
-                values.append(message.value())
-                offsets.append(offset)
-                kind, timestamp = message.timestamp()
-                types.append(kind)
-                timestamps.append(timestamp)
-                if headers_type is not None:
-                    headers.append(message.headers())
-                expected = offset + 1
-                if expected >= until:
-                    break
-            if len(offsets) >= CHUNK_RECORDS or (expected >= until and offsets):
-                yield self._batch(topic, partition, keys, values, offsets, timestamps, types, headers)
-                keys, values, offsets, timestamps, types, headers = [], [], [], [], [], []
-        if offsets:
-            yield self._batch(topic, partition, keys, values, offsets, timestamps, types, headers)
+            if resume is not None:
+                expected = resume
 
-    def _is_out_of_range(self, error: KafkaError) -> bool:
-        """Whether a consume error is the fetch offset being out of range; other errors are librdkafka's to retry
-        (a leader moving, a broker restarting), unless fatal."""
-        if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
-            return True
-        if error.fatal():
-            raise RuntimeError(f"cannot read {self.range.tp}: {error}")
-        log.info("%s while reading %s; the consumer retries", error, self.range.tp)
-        return False
+    def _without_errors(
+        self, messages: list[Message], expected: int, until: int
+    ) -> tuple[list[Message], int | None]:
+        """The records of a consume() call without its error events, and where to read next if an offset out of
+        range ended them (the consumer then re-assigned there). Other errors are librdkafka's to retry (a leader
+        moving, a broker restarting) unless fatal, and take no offset."""
+        records: list[Message] = []
+        for message in messages:
+            error = message.error()
+            if error is None:
+                records.append(message)
+            elif error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+                # nothing of this partition follows the error; the records before it are still good
+                after = records[-1].offset() if records else None
+                return records, self._out_of_range(expected if after is None else after + 1, until)
+            elif error.fatal():
+                raise RuntimeError(f"cannot read {self.range.tp}: {error}")
+            else:
+                log.info("%s while reading %s; the consumer retries", error, self.range.tp)
+        return records, None
 
     def _out_of_range(self, expected: int, until: int) -> int:
         """The next offset to read after OFFSET_OUT_OF_RANGE (re-assigning the consumer there), or `until`."""
@@ -230,29 +222,21 @@ class _Reader:
             f"{self.poll_timeout_s * 1000:.0f} milliseconds (kafkaConsumer.pollTimeoutMs)"
         )
 
-    def _batch(
-        self,
-        topic: str,
-        partition: int,
-        keys: list[bytes | None],
-        values: list[bytes | None],
-        offsets: list[int],
-        timestamps: list[int],
-        types: list[int],
-        headers: list[Any],
-    ) -> pa.RecordBatch:
-        count = len(offsets)
+    def _batch(self, messages: list[Message], offsets: list[int]) -> pa.RecordBatch:
+        count = len(messages)
+        topic, partition = self.range.tp
         # librdkafka's timestamp types are Kafka's plus one (0 = none, 1 = CreateTime, 2 = LogAppendTime).
-        kafka_types = pc.subtract(pa.array(types, pa.int32()), pa.scalar(1, pa.int32()))
+        kinds, timestamps = zip(*[message.timestamp() for message in messages], strict=True)
         columns: list[pa.Array[Any]] = [
-            pa.array(keys, pa.binary()),
-            pa.array(values, pa.binary()),
+            pa.array([message.key() for message in messages], pa.binary()),
+            pa.array([message.value() for message in messages], pa.binary()),
             pa.repeat(pa.scalar(topic, pa.string()), count),
             pa.repeat(pa.scalar(partition, pa.int32()), count),
             pa.array(offsets, pa.int64()),
             pc.multiply(pa.array(timestamps, pa.int64()), 1000).cast(pa.timestamp("us", tz="UTC")),
-            kafka_types,
+            pc.subtract(pa.array(kinds, pa.int32()), pa.scalar(1, pa.int32())),
         ]
         if self.include_headers:
+            headers = [message.headers() for message in messages]
             columns.append(pa.array(headers, self.schema.field("headers").type))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
