@@ -144,7 +144,7 @@ class Run:
 
 
 def create_topic(bootstrap: str, name: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
     (future,) = admin.create_topics([NewTopic(name, PARTITIONS, 1)]).values()
     future.result(30)
 
@@ -193,6 +193,7 @@ def write_once(frame: Any, fmt: str, bootstrap: str, topic: str) -> None:
 def run_rounds(spark: Any, spark_pid: int, broker: KBroker, rounds: int, counts: dict[int, int]) -> list[Run]:
     bootstrap = broker.bootstrap
     broker_pid = broker.pids()[0]
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
     runs: list[Run] = []
     read_topics: dict[int, str] = {}
     frames: dict[int, Any] = {}
@@ -222,7 +223,7 @@ def run_rounds(spark: Any, spark_pid: int, broker: KBroker, rounds: int, counts:
                 write = functools.partial(write_once, frames[size], fmt, bootstrap, topic)
                 seconds, spark_cpu, broker_cpu = measured(spark_pid, broker_pid, write)
                 runs.append(Run("write", size, fmt, counts[size], seconds, spark_cpu, broker_cpu))
-                AdminClient({"bootstrap.servers": bootstrap}).delete_topics([topic])
+                admin.delete_topics([topic])
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     return runs
 
