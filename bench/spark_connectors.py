@@ -248,54 +248,80 @@ def profile(
         ("write", functools.partial(write_once, frame, "kbroker", bootstrap, f"{topic}-copy")),
     ]
     for scenario, action in actions:
-        daemon = _python_daemon(spark_pid)
-        raw = work / f"py-spy-{scenario}.txt"
-        spy = subprocess.Popen(
-            [PY_SPY, "record", "--pid", str(daemon), "--subprocesses", "--rate", "200", "--format", "raw",
-             "--output", str(raw), "--nonblocking"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        # Spark runs one pyspark.daemon per kind of Python worker (looking up and creating the data source,
+        # planning the read, running tasks): py-spy follows each daemon and the workers it forks.
+        spies = []
+        for daemon, module in python_daemons(spark_pid):
+            raw = work / f"py-spy-{scenario}-{module}.txt"
+            spy = subprocess.Popen(
+                [PY_SPY, "record", "--pid", str(daemon), "--subprocesses", "--rate", "200", "--format", "raw",
+                 "--output", str(raw), "--nonblocking"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            spies.append((spy, raw, module))
         try:
             time.sleep(1.0)  # py-spy attaches
             for _ in range(3):
                 action()
         finally:
-            spy.send_signal(2)  # SIGINT: py-spy writes its output and exits
-            spy.wait(60)
-        summaries[scenario] = summarize(raw)
+            for spy, _, _ in spies:
+                spy.send_signal(2)  # SIGINT: py-spy writes its output and exits
+            for spy, _, _ in spies:
+                spy.wait(60)
+        summaries[scenario] = summarize([(raw, module) for _, raw, module in spies])
     return summaries
 
 
-def _python_daemon(spark_pid: int) -> int:
+def python_daemons(spark_pid: int) -> list[tuple[int, str]]:
+    """(pid, worker module) of each pyspark.daemon the Spark JVM runs."""
+    out = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"pyspark.daemon" in cmdline and _stat(int(entry)) is not None:
-                parent = _stat(int(entry))
-                if parent is not None and parent[0] == spark_pid:
-                    return int(entry)
-    raise BenchError("no pyspark.daemon under the Spark JVM")
+        if not entry.isdigit():
+            continue
+        try:
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        found = _stat(int(entry))
+        if "pyspark.daemon" in args and found is not None and found[0] == spark_pid:
+            after = args.index("pyspark.daemon") + 1
+            module = args[after] if after < len(args) and args[after] else "?"
+            out.append((int(entry), module.rsplit(".", 1)[-1]))
+    if not out:
+        raise BenchError("no pyspark.daemon under the Spark JVM")
+    return out
 
 
-def summarize(raw: Path, top: int = 14) -> str:
-    """A table of the innermost frames by share of the samples (collapsed stacks: `frame;frame;... count`)."""
+def summarize(raws: list[tuple[Path, str]], top: int = 16) -> str:
+    """Where the Python workers' samples fall: by kind of worker, then the innermost frames of all of them (py-spy's
+    collapsed stacks, one `frame;frame;... count` a line). Samples of a daemon waiting to fork the next worker are
+    left out (py-spy with --nonblocking records idle threads too)."""
+    by_module: dict[str, int] = defaultdict(int)
     own: dict[str, int] = defaultdict(int)
     total = 0
-    for line in raw.read_text().splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
+    for raw, module in raws:
+        if not raw.exists():
             continue
-        count = int(count_text)
-        total += count
-        frames = [f for f in stack.split(";") if not f.startswith("process ")]
-        own[frames[-1] if frames else "?"] += count
-    lines = ["| share of samples | innermost frame |", "|---|---|"]
+        for line in raw.read_text().splitlines():
+            stack, _, count_text = line.rpartition(" ")
+            if not stack or not count_text.isdigit():
+                continue
+            frames = [f for f in stack.split(";") if not f.startswith(("process ", "thread "))]
+            if not frames or "daemon.py" in frames[-1]:
+                continue
+            count = int(count_text)
+            total += count
+            by_module[module] += count
+            own[frames[-1]] += count
+    if total == 0:
+        return "py-spy recorded no sample of a working Python worker.\n"
+    lines = ["| worker | share of samples |", "|---|---|"]
+    for module, count in sorted(by_module.items(), key=lambda item: -item[1]):
+        lines.append(f"| {module} | {100 * count / total:.1f}% |")
+    lines += ["", "| share of samples | innermost frame |", "|---|---|"]
     for frame, count in sorted(own.items(), key=lambda item: -item[1])[:top]:
         lines.append(f"| {100 * count / total:.1f}% | `{frame}` |")
-    return "\n".join(lines) + f"\n\n{total} samples at 200 Hz over the Python workers.\n"
+    return "\n".join(lines) + f"\n\n{total} samples at 200 Hz of the Python workers at work.\n"
 
 
 # ---- report ----------------------------------------------------------------------------------------------------
