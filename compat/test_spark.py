@@ -622,7 +622,7 @@ def test_fail_on_data_loss(spark: SparkSession, source_format: str, target: Targ
     targets' retention every half second.)"""
     topic = target.topic("spark-lost")
     # 1,500 records a day old in 1 MiB segments, kept an hour: each full segment is deleted as soon as it rolls.
-    # The last records are new, so that the last segment stays (Kafka also deletes an expired active segment).
+    # The last records are new, so that the last segment stays (retention deletes an expired active segment too).
     target.create_topic(topic, 1, {"segment.bytes": str(SEGMENT_BYTES), "retention.ms": "3600000"})
     old, new = now_ms() - 86_400_000, now_ms()
     count = 1510
