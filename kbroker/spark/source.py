@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from confluent_kafka import IsolationLevel
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
@@ -164,8 +165,11 @@ class KafkaBatchReader(_DriverClient, DataSourceReader):
             cutting = options.max_records_per_partition is not None or (
                 options.min_partitions is not None and options.min_partitions > len(tps)
             )
-            start = reader.resolve(options.starting, tps, starting=True, keep_symbolic=not cutting)
-            end = reader.resolve(options.ending, tps, starting=False, keep_symbolic=not cutting)
+            # (a task can only ask for the high watermark; read_committed ends at the last stable offset, which the
+            # driver's ListOffsets gives)
+            symbolic = not cutting and reader.isolation == IsolationLevel.READ_UNCOMMITTED
+            start = reader.resolve(options.starting, tps, starting=True, keep_symbolic=symbolic)
+            end = reader.resolve(options.ending, tps, starting=False, keep_symbolic=symbolic)
         finally:
             reader.close()
         ranges = [OffsetRange(tp, start[tp], end[tp]) for tp in sorted(tps)]
