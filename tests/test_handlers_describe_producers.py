@@ -64,6 +64,7 @@ def described(response: DescribeProducersResponse) -> list[dict[str, Any]]:
             "topic": t.name,
             "partition": p.partition_index,
             "error": p.error_code,
+            "message": p.error_message,
             "producers": [
                 (
                     s.producer_id,
@@ -104,13 +105,22 @@ DESCRIBE_PRODUCERS_CASES = [
     pytest.param(
         describe("nope", 0),
         0,
-        [{"topic": "nope", "partition": 0, "error": E.UNKNOWN_TOPIC_OR_PARTITION, "producers": []}],
+        # Kafka explains a missing topic in its error's standard words, a missing partition not at all.
+        [
+            {
+                "topic": "nope",
+                "partition": 0,
+                "error": E.UNKNOWN_TOPIC_OR_PARTITION,
+                "message": "This server does not host this topic-partition.",
+                "producers": [],
+            }
+        ],
         id="unknown-topic",
     ),
     pytest.param(
         describe(IDEMPOTENT, 2),
         0,
-        [{"partition": 2, "error": E.UNKNOWN_TOPIC_OR_PARTITION, "producers": []}],
+        [{"partition": 2, "error": E.UNKNOWN_TOPIC_OR_PARTITION, "message": None, "producers": []}],
         id="unknown-partition",
     ),
     pytest.param(

@@ -5,7 +5,8 @@ the last sequence number it wrote (-1 before its first batch of this epoch) and 
 no transactions, so the coordinator epoch and the current transaction's start offset are always -1. Any replica
 answers from its own log, a follower too (Kafka does the same; the Java Admin asks the leader unless told otherwise).
 Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER for a partition this node holds no replica of,
-KAFKA_STORAGE_ERROR for an offline log.
+KAFKA_STORAGE_ERROR for an offline log. Only a topic that does not exist comes with a message (the error's standard
+words), as Kafka answers; a missing partition of a topic that exists gets none.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from protocol.messages.describe_producers_response import (
 
 NO_COORDINATOR_EPOCH = -1
 NO_TRANSACTION = -1
+UNKNOWN_TOPIC = "This server does not host this topic-partition."
 
 
 @handles(DescribeProducersRequest, 0, 0)
 async def handle(ctx: RequestContext, req: DescribeProducersRequest) -> DescribeProducersResponse:
     replicas = ctx.services.replicas
+    image = ctx.services.metadata.image()
     topics = []
     for t in req.topics:
+        exists = t.name in image.topics
         partitions = []
         for index in t.partition_indexes:
             answer = PartitionResponse(partition_index=index)
@@ -36,6 +40,8 @@ async def handle(ctx: RequestContext, req: DescribeProducersRequest) -> Describe
                 producers = replicas.active_producers(TopicPartition(t.name, index))
             except KafkaError as exc:
                 answer.error_code = exc.code
+                if not exists:
+                    answer.error_message = UNKNOWN_TOPIC
             else:
                 answer.active_producers = [
                     ProducerState(
