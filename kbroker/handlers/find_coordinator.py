@@ -4,9 +4,11 @@ A group's coordinator is the leader of its `__consumer_offsets` partition (Java'
 partitions`); the answer is that broker's id, host and port. v0-3 ask for one key (v0: always a group); v4+ batch
 `coordinator_keys` and get one entry each. COORDINATOR_NOT_AVAILABLE when the partition has no live leader, or when
 we lead it but have not loaded it yet (clients ask again).
-Not implemented: transactions (key type 1) and share groups (key type 2) get COORDINATOR_NOT_AVAILABLE, as Kafka 3.9
-answers share groups it has not enabled; an unknown key type gets INVALID_REQUEST. Error messages are ours; on
-success it is "NONE", as Kafka sends.
+Not implemented: transactions (key type 1) get COORDINATOR_NOT_AVAILABLE. Share groups (key type 2) are answered
+as Kafka 3.9 answers them with share groups disabled: INVALID_REQUEST before v6 (the key type arrived in v6),
+COORDINATOR_NOT_AVAILABLE at v6. An unknown key type gets INVALID_REQUEST. Messages, as Kafka sends them: v0-3 always
+have one (ours for an error; "NONE" on success); from v4 each key's entry has an empty one, except for an unknown
+key type, which Kafka refuses as a malformed request with a message.
 """
 
 from __future__ import annotations
@@ -20,21 +22,28 @@ from protocol.messages.find_coordinator_response import Coordinator, FindCoordin
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 SHARE_KEY_TYPE = 2
+KEY_TYPES = (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE)
+SHARE_SINCE_VERSION = 6
 
 
-def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
+def _lookup(ctx: RequestContext, key_type: int, key: str, version: int) -> Coordinator:
     """One key's answer; the v0-3 response copies its fields to the top level."""
     # Kafka sends the error's message, which for NONE is its name.
     answer = Coordinator(
         key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.NONE, error_message="NONE"
     )
+    if key_type == SHARE_KEY_TYPE and version < SHARE_SINCE_VERSION:
+        answer.error_code = ErrorCode.INVALID_REQUEST
+        answer.error_message = (
+            f"share group coordinators are found from FindCoordinator v{SHARE_SINCE_VERSION}"
+        )
+        return answer
     if key_type in (TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
-        # Kafka 3.9 answers share groups (disabled there) so too.
         answer.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
         kind = "transactions" if key_type == TRANSACTION_KEY_TYPE else "share groups"
         answer.error_message = f"{kind} are not supported by kbroker"
         return answer
-    if key_type != GROUP_KEY_TYPE:
+    if key_type not in KEY_TYPES:
         answer.error_code = ErrorCode.INVALID_REQUEST
         answer.error_message = f"unsupported coordinator key type {key_type}"
         return answer
@@ -52,13 +61,13 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> Coordinator:
 async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
     version = ctx.api_version
     if version >= 4:
-        coordinators = [_lookup(ctx, req.key_type, key) for key in req.coordinator_keys]
-        for answer in coordinators:
-            if answer.error_code == ErrorCode.NONE:
-                answer.error_message = ""  # as Kafka from v4 (before v4: "NONE")
+        coordinators = [_lookup(ctx, req.key_type, key, version) for key in req.coordinator_keys]
+        if req.key_type in KEY_TYPES:
+            for answer in coordinators:
+                answer.error_message = ""  # as Kafka from v4 (before v4: "NONE" or the error's message)
         return FindCoordinatorResponse(coordinators=coordinators)
     key_type = req.key_type if version >= 1 else GROUP_KEY_TYPE
-    answer = _lookup(ctx, key_type, req.key)
+    answer = _lookup(ctx, key_type, req.key, version)
     return FindCoordinatorResponse(
         error_code=answer.error_code,
         error_message=answer.error_message,
