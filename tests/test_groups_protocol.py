@@ -465,8 +465,9 @@ def test_offset_commit_unknown_topics_and_partitions(wire: Wire, topic: str, ver
     group = unique("unknown-topic")
     missing = unique("missing")
     result = commit(wire, version, group, topic, [0, 1, 2], extra_topics=(missing,))
+    # Kafka's order: the partitions refused as unknown first, then the coordinator's answers.
     assert result == [
-        (topic, [(0, E.NONE), (1, E.NONE), (2, E.UNKNOWN_TOPIC_OR_PARTITION)]),
+        (topic, [(2, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.NONE), (1, E.NONE)]),
         (
             missing,
             [

@@ -28,16 +28,17 @@ from protocol.messages.offset_commit_response import (
 async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
     version = ctx.api_version
     image = ctx.services.metadata.image()
-    # Answers by (topic, request position), filled in below; a topic named twice is answered once, as in Kafka.
+    # Answers by topic; a topic named twice is answered once. As in Kafka, the partitions refused as unknown come
+    # first (in request order, topics too), then the coordinator's answers.
     answers: dict[str, list[tuple[int, ErrorCode]]] = {}
     entries: list[OffsetCommitEntry] = []
-    unknown: list[tuple[str, int]] = []
     for t in req.topics:
-        answers.setdefault(t.name, [])
         topic = image.topics.get(t.name)
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < topic.num_partitions:
-                unknown.append((t.name, p.partition_index))
+                answers.setdefault(t.name, []).append(
+                    (p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                )
                 continue
             entries.append(
                 OffsetCommitEntry(
@@ -59,9 +60,7 @@ async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitR
             req.retention_time_ms if 2 <= version <= 4 else -1,
         )
     for r in results:
-        answers[r.topic].append((r.partition, r.error))
-    for name, partition in unknown:
-        answers[name].append((partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        answers.setdefault(r.topic, []).append((r.partition, r.error))
     return OffsetCommitResponse(
         topics=[
             OffsetCommitResponseTopic(
