@@ -31,6 +31,7 @@ from tests.handler_tables import (
     LOG_START,
     NODE,
     NOW_MS,
+    OTHER,
     REMOTE_TOPIC,
     FixedClock,
     Setup,
@@ -45,6 +46,9 @@ from tests.handler_tables import (
 )
 
 pytestmark = pytest.mark.timeout(60)
+
+OTHER_AT = ("127.0.0.1", 9)
+"""Broker OTHER's endpoint (tests/handler_tables.py two_brokers)."""
 
 # ---- Produce (v3-11) --------------------------------------------------------------------------------------------
 
@@ -262,6 +266,68 @@ async def test_produce_answers_each_partition_in_request_order(producing: Broker
     ]
 
 
+def leader_hints(response: ProduceResponse) -> list[dict[str, Any]]:
+    return [
+        {
+            "error": p.error_code,
+            "current_leader": (p.current_leader.leader_id, p.current_leader.leader_epoch),
+            "node_endpoints": [(e.node_id, e.host, e.port) for e in response.node_endpoints],
+        }
+        for t in response.responses
+        for p in t.partition_responses
+    ]
+
+
+# KIP-951 from v10: a partition this node does not lead names its leader (broker OTHER, which took it over at leader
+# epoch 1) and lists that leader's endpoint; acks=-1 answers the same once the batches it did append are durable.
+PRODUCE_LEADER_HINT_CASES = [
+    pytest.param(
+        produce(REMOTE_TOPIC, TWO),
+        10,
+        [
+            {
+                "error": E.NOT_LEADER_OR_FOLLOWER,
+                "current_leader": (OTHER, 1),
+                "node_endpoints": [(OTHER, *OTHER_AT)],
+            }
+        ],
+        id="v10-not-leader-names-the-leader",
+    ),
+    pytest.param(
+        produce(REMOTE_TOPIC, TWO, acks=-1),
+        11,
+        [
+            {
+                "error": E.NOT_LEADER_OR_FOLLOWER,
+                "current_leader": (OTHER, 1),
+                "node_endpoints": [(OTHER, *OTHER_AT)],
+            }
+        ],
+        id="v11-acks-all",
+    ),
+    pytest.param(
+        produce(REMOTE_TOPIC, TWO),
+        9,
+        [{"error": E.NOT_LEADER_OR_FOLLOWER, "current_leader": (-1, -1), "node_endpoints": []}],
+        id="v9-has-no-leader-hints",
+    ),
+    pytest.param(
+        produce("nope", TWO),
+        10,
+        [{"error": E.UNKNOWN_TOPIC_OR_PARTITION, "current_leader": (-1, -1), "node_endpoints": []}],
+        id="v10-hints-only-for-not-leader",
+    ),
+]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(("request_", "version", "expected"), PRODUCE_LEADER_HINT_CASES)
+async def test_produce_leader_hints(
+    history: Broker, request_: Any, version: int, expected: list[dict[str, Any]]
+) -> None:
+    await assert_answer(history, request_, version, leader_hints, expected)
+
+
 # ---- Fetch (v4-17) ----------------------------------------------------------------------------------------------
 # The log of HISTORY_TOPIC (tests/handler_tables.py): offsets LOG_START..LOG_END-1 readable, leader epoch 2.
 
@@ -453,12 +519,28 @@ FETCH_CASES = [
     pytest.param(
         fetch(LOG_START, topic="", topic_id=BY_ID, current_leader_epoch=CURRENT_EPOCH - 1),
         16,
+        # KIP-951: the partition's leader and epoch, and that leader's endpoint.
         [{"error": E.FENCED_LEADER_EPOCH, "current_leader": (NODE, CURRENT_EPOCH), "node_endpoints": [NODE]}],
         id="v16-fenced-names-the-current-leader",
-        marks=kafka_differs(
-            "kbroker answers FENCED_LEADER_EPOCH without current_leader and node_endpoints, Kafka (KIP-951, Fetch "
-            "v16+) with the partition's leader and epoch and that leader's endpoint"
-        ),
+    ),
+    pytest.param(
+        fetch(0, topic="", topic_id=topic_id_of(REMOTE_TOPIC)),
+        16,
+        # Broker OTHER took the partition over: leader epoch 1.
+        [{"error": E.NOT_LEADER_OR_FOLLOWER, "current_leader": (OTHER, 1), "node_endpoints": [OTHER]}],
+        id="v16-not-leader-names-the-current-leader",
+    ),
+    pytest.param(
+        fetch(LOG_START, topic="", topic_id=BY_ID, current_leader_epoch=CURRENT_EPOCH - 1),
+        15,
+        [{"error": E.FENCED_LEADER_EPOCH, "current_leader": (-1, -1), "node_endpoints": []}],
+        id="v15-has-no-leader-hints",
+    ),
+    pytest.param(
+        fetch(0, topic="", topic_id=BY_ID, partition=1),
+        16,
+        [{"error": E.UNKNOWN_TOPIC_OR_PARTITION, "current_leader": (-1, -1), "node_endpoints": []}],
+        id="v16-hints-only-for-leadership-errors",
     ),
 ]
 

@@ -9,6 +9,9 @@ Every requested partition is answered. Topics are named by id from v13 (UNKNOWN_
 An offset below the log start or above the log end gets OFFSET_OUT_OF_RANGE; a stale current_leader_epoch gets
 FENCED_LEADER_EPOCH and a newer one UNKNOWN_LEADER_EPOCH. Without transactions the last stable offset equals the high
 watermark, so read_committed and read_uncommitted see the same records (and no aborted transactions).
+From v16 (KIP-951) a partition refused with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH names its current leader
+and epoch, and the response lists that leader's endpoint, as Kafka 3.9 does (Kafka 4 leaves the endpoints out of
+the answer to a follower's fetch).
 Not implemented: fetch sessions (KIP-227: we always answer session_id 0, which makes clients send full fetches),
 preferred read replicas (KIP-392: always -1).
 """
@@ -26,11 +29,14 @@ from protocol.messages.fetch_response import (
     AbortedTransaction,
     FetchableTopicResponse,
     FetchResponse,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionData,
 )
 
 ZERO_UUID = uuid.UUID(int=0)
 READ_COMMITTED = 1
+LEADER_HINTS_VERSION = 16
 
 
 @handles(FetchRequest, 4, 17)
@@ -82,7 +88,29 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         data.log_start_offset = read.log_start_offset
         data.records = read.records
         data.aborted_transactions = _aborted_transactions(read.error, req.isolation_level)
-    return FetchResponse(responses=responses, session_id=0)
+    endpoints = _leader_hints(ctx, responses) if ctx.api_version >= LEADER_HINTS_VERSION else []
+    return FetchResponse(responses=responses, session_id=0, node_endpoints=endpoints)
+
+
+def _leader_hints(ctx: RequestContext, responses: list[FetchableTopicResponse]) -> list[NodeEndpoint]:
+    """KIP-951: each partition refused for leadership names the leader as this node knows it now."""
+    image = ctx.services.metadata.image()
+    endpoints: dict[int, NodeEndpoint] = {}
+    for topic_response in responses:
+        name = topic_response.topic
+        if topic_response.topic_id != ZERO_UUID:
+            topic = image.topics_by_id.get(topic_response.topic_id)
+            name = topic.name if topic is not None else ""
+        for data in topic_response.partitions:
+            if data.error_code not in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH):
+                continue
+            leader, epoch, broker = image.current_leader(name, data.partition_index)
+            data.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+            if broker is not None:
+                endpoints[broker.node_id] = NodeEndpoint(
+                    node_id=broker.node_id, host=broker.host, port=broker.port, rack=broker.rack
+                )
+    return [endpoints[node] for node in sorted(endpoints)]
 
 
 def _aborted_transactions(error: int, isolation_level: int) -> list[AbortedTransaction]:

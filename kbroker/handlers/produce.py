@@ -12,6 +12,8 @@ operating system; acks=-1 is refused before writing when the ISR is smaller than
 (NOT_ENOUGH_REPLICAS), and answers once the batch is fsynced here and replicated to every in-sync replica
 (REQUEST_TIMED_OUT after the request's timeout). An fsync failure fails the request with KAFKA_STORAGE_ERROR and
 takes the partition offline.
+From v10 (KIP-951) a partition refused with NOT_LEADER_OR_FOLLOWER names its current leader and epoch, and the
+response lists that leader's endpoint, as Kafka does.
 Not implemented: transactions (a transactional batch gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, see docs).
 """
 
@@ -22,10 +24,17 @@ from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext,
 from kbroker.replication.replica_manager import ProduceResult
 from protocol.errors import ErrorCode
 from protocol.messages.produce_request import ProduceRequest
-from protocol.messages.produce_response import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
+from protocol.messages.produce_response import (
+    LeaderIdAndEpoch,
+    NodeEndpoint,
+    PartitionProduceResponse,
+    ProduceResponse,
+    TopicProduceResponse,
+)
 from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatch
 
 ZSTD = 4
+LEADER_HINTS_VERSION = 10
 TRANSACTIONS_UNSUPPORTED = "transactions are not supported by kbroker"
 
 
@@ -103,7 +112,7 @@ async def handle(
             await services.replicas.wait_for_acks(results, req.timeout_ms)
             for response, result in zip(answered, results, strict=True):
                 _answer(response, result)
-            return ProduceResponse(responses=responses)
+            return _response(ctx, responses)
 
         # The batches are appended (in request order) already; only the acknowledgement waits.
         return Deferred(acknowledged)
@@ -112,4 +121,23 @@ async def handle(
             # acks=0 producers never read a response: Kafka closes the connection so they notice and refresh metadata
             raise CloseConnection("acks=0 produce failed")
         return None
-    return ProduceResponse(responses=responses)
+    return _response(ctx, responses)
+
+
+def _response(ctx: RequestContext, responses: list[TopicProduceResponse]) -> ProduceResponse:
+    """The answer, with KIP-951's hints from v10: each partition refused with NOT_LEADER_OR_FOLLOWER names the leader
+    as this node knows it now, and the leaders' endpoints are listed."""
+    endpoints: dict[int, NodeEndpoint] = {}
+    if ctx.api_version >= LEADER_HINTS_VERSION:
+        image = ctx.services.metadata.image()
+        for topic_response in responses:
+            for response in topic_response.partition_responses:
+                if response.error_code != ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                    continue
+                leader, epoch, broker = image.current_leader(topic_response.name, response.index)
+                response.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+                if broker is not None:
+                    endpoints[broker.node_id] = NodeEndpoint(
+                        node_id=broker.node_id, host=broker.host, port=broker.port, rack=broker.rack
+                    )
+    return ProduceResponse(responses=responses, node_endpoints=[endpoints[n] for n in sorted(endpoints)])

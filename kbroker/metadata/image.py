@@ -200,6 +200,16 @@ class MetadataImage:
             return NO_LEADER
         return state.leader
 
+    def current_leader(self, topic: str, partition: int) -> tuple[int, int, BrokerRegistration | None]:
+        """KIP-951's hint after NOT_LEADER_OR_FOLLOWER (or FENCED_LEADER_EPOCH): the live leader, its leader epoch
+        and its registration (whose endpoint the answer lists), so a client can go there without asking Metadata
+        first; (-1, -1, None) for a partition this image does not have."""
+        state = self.partition(topic, partition)
+        if state is None:
+            return NO_LEADER, -1, None
+        leader = self.live_leader(topic, partition)
+        return leader, state.leader_epoch, self.brokers.get(leader)
+
     def topic_complete(self, name: str) -> bool:
         """The topic exists and every one of its partitions has a state (the controller has placed them)."""
         topic = self.topics.get(name)
