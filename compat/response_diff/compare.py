@@ -35,7 +35,8 @@ class PeerFacts(Protocol):
 
     @property
     def stand_ins(self) -> Mapping[object, str]:
-        """Values this broker generated (topic ids, member ids) -> a stand-in naming what they are."""
+        """Values this broker generated (topic ids, member ids, ("producer_id", id)) -> a stand-in naming what
+        they are."""
         ...
 
 
@@ -56,6 +57,11 @@ def _unless(sentinel: int, stand_in: str) -> Callable[[Any, PeerFacts], Any]:
     return lambda value, _peer: value if value == sentinel else stand_in
 
 
+def _given(field: str) -> Callable[[Any, PeerFacts], Any]:
+    """A number this broker gave (a producer id): its stand-in, kept under (field, value)."""
+    return lambda value, peer: peer.stand_ins.get((field, value), value)
+
+
 MASKS = (
     Mask("port", "each broker listens on its own free port", _own("<this broker's port>", "port")),
     Mask("cluster_id", "each cluster has its own random id", _own("<this cluster's id>", "cluster_id")),
@@ -68,6 +74,12 @@ MASKS = (
         "log_append_time_ms",
         "the broker's clock when it appended; -1 (CreateTime topics) is compared",
         _unless(-1, "<broker time>"),
+    ),
+    Mask(
+        "producer_id",
+        "each broker allocates its own producer ids: one it gave is replaced by what it is (`<producer of "
+        "rd-idempotent>`), so another producer's id still differs; -1 (none) is compared",
+        _given("producer_id"),
     ),
     Mask(
         "documentation",

@@ -129,6 +129,15 @@ KNOWN: dict[str, Known] = {
             kafka=is_(-1),
         ),
         Known(
+            "follower-fetch-node-endpoints",
+            "a follower's Fetch v16+ refused for leadership lists the leader's endpoint, as Kafka 3.9 does; Kafka 4 "
+            "lists none in answers to followers",
+            ("node_endpoints[*]",),
+            kafka=absent,
+            releases=(4,),
+            versions=range(16, 1_000),
+        ),
+        Known(
             "record-errors",
             "INVALID_RECORD names no record (empty record_errors); Kafka lists each rejected record (KIP-467)",
             ("responses[*].partition_responses[*].record_errors[*]",),
@@ -215,6 +224,42 @@ KNOWN: dict[str, Known] = {
             ("topics[*].topic_id",),
             kbroker=is_("<zero uuid>"),
             versions=range(7, 1_000),
+        ),
+        Known(
+            "offset-commit-v9-group-id-not-found",
+            "OffsetCommit v9 from a member of a group that does not exist gets ILLEGAL_GENERATION, as Kafka 3.9 "
+            "answers; Kafka 4's group coordinator (KIP-848) answers GROUP_ID_NOT_FOUND from v9",
+            ("topics[*].partitions[*].error_code",),
+            kbroker=is_("ILLEGAL_GENERATION (22)"),
+            kafka=is_("GROUP_ID_NOT_FOUND (69)"),
+            releases=(4,),
+            versions=range(9, 1_000),
+        ),
+        Known(
+            "share-group-coordinator",
+            "FindCoordinator v6 for a share group gets COORDINATOR_NOT_AVAILABLE, as Kafka 3.9 answers with share "
+            "groups disabled; Kafka 4 answers INVALID_REQUEST",
+            ("coordinators[*].error_code",),
+            kbroker=is_("COORDINATOR_NOT_AVAILABLE (15)"),
+            kafka=is_("INVALID_REQUEST (42)"),
+            releases=(4,),
+            versions=range(6, 1_000),
+        ),
+        Known(
+            "transactions",
+            "a transactional id is refused (InitProducerId: TRANSACTIONAL_ID_AUTHORIZATION_FAILED; FindCoordinator: "
+            "COORDINATOR_NOT_AVAILABLE); Kafka gives it a producer id and names its transaction coordinator",
+            (
+                "error_code",
+                "error_message",
+                "node_id",
+                "host",
+                "port",
+                "producer_id",
+                "producer_epoch",
+                # A key's entry (coordinators are matched by node id: kbroker's -1, Kafka's own).
+                "coordinators[*]",
+            ),
         ),
         Known(
             "internal-topic-deletion",

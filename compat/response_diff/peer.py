@@ -30,7 +30,8 @@ NEW_TOPIC_ID_WAIT_S = 3.0
 
 class Peer:
     """A broker answering the table's requests: `call(request, version)`; `stand_ins` maps what it generated (topic
-    ids, member ids) to names, `port` and `cluster_id` are what the masks compare against."""
+    ids, member ids, and producer ids as ("producer_id", id)) to names, `port` and `cluster_id` are what the masks
+    compare against."""
 
     def __init__(self, name: str, bootstrap: str) -> None:
         self.name = name
@@ -39,6 +40,8 @@ class Peer:
         self.cluster_id: str | None = None
         self.stand_ins: dict[object, str] = {UNKNOWN_TOPIC_ID: "<the id of no topic>"}
         self.topic_ids: dict[str, uuid.UUID] = {}
+        self.members: dict[str, tuple[str, int]] = {}
+        """group -> (member id, generation) of the member the world's setup joined first."""
         self.versions: dict[int, tuple[int, int]] = {}
         self._wire: Wire | None = None
 

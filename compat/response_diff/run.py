@@ -12,7 +12,10 @@ from compat.response_diff.compare import Difference, differences, key_field, key
 from compat.response_diff.known import KNOWN, glob
 from compat.response_diff.peer import Peer
 from compat.response_diff.table import UNORDERED_BY_API, Row
+from protocol.errors import ErrorCode
 from protocol.messages import SCHEMAS
+from protocol.messages.init_producer_id_response import InitProducerIdResponse
+from protocol.messages.join_group_response import JoinGroupResponse
 from protocol.primitives import ZERO_UUID
 
 
@@ -62,6 +65,7 @@ def run_row(row: Row, kbroker: Peer, kafka: Peer, release_major: int) -> RowResu
         for peer in (kbroker, kafka):
             response = peer.call(row.build(version, peer), version)
             peer.knows_ids(_uuids(response))
+            _name_generated_ids(response, peer, f"{row.id} v{version}")
             tree = plain(response, peer)
             for path in (*UNORDERED_BY_API.get(api, ()), *row.unordered):
                 tree = _sorted_list(tree, path.split("."))
@@ -78,6 +82,20 @@ def run_row(row: Row, kbroker: Peer, kafka: Peer, release_major: int) -> RowResu
         exchanges.append(exchange)
     stale = [k.id for k in known if k.id not in seen and set(versions) & set(k.versions)]
     return RowResult(api, versions, exchanges, stale)
+
+
+NEW_MEMBER = (ErrorCode.NONE, ErrorCode.MEMBER_ID_REQUIRED)
+"""JoinGroup answers that give a member id (any other echoes the one asked with)."""
+
+
+def _name_generated_ids(response: Any, peer: Peer, label: str) -> None:
+    """A member id JoinGroup generated, or a producer id InitProducerId gave, gets a stand-in naming the row and
+    version that made it (the same on both brokers): the answer's other fields that name it (JoinGroup's leader)
+    then compare equal exactly when they name the same one."""
+    if isinstance(response, JoinGroupResponse) and response.error_code in NEW_MEMBER:
+        peer.stand_ins.setdefault(response.member_id, f"<member joined by {label}>")
+    if isinstance(response, InitProducerIdResponse) and response.producer_id >= 0:
+        peer.stand_ins.setdefault(("producer_id", response.producer_id), f"<producer id given by {label}>")
 
 
 def _uuids(value: Any) -> set[uuid.UUID]:

@@ -18,6 +18,8 @@ from typing import Any
 
 from compat.response_diff.peer import UNKNOWN_TOPIC_ID, Peer
 from compat.response_diff.world import (
+    ASSIGNOR,
+    COMMITS,
     COMPLETING_GROUP,
     CONFIGURED,
     CONFIGURED_CONFIGS,
@@ -25,20 +27,27 @@ from compat.response_diff.world import (
     EMPTY,
     EMPTY_GROUP,
     EVERY_GROUP,
+    IDEMPOTENT,
     LOG,
     LOG_END,
+    MEMBER_TIMEOUT_MS,
+    OFFSET_DELETE_GROUP,
     OFFSETS_TOPIC,
     PREPARING_GROUP,
     PRODUCE,
+    PROTOCOL_TYPE,
     SMALL,
     SMALL_MAX_MESSAGE_BYTES,
     STABLE_GROUP,
     TOPIC_API_VERSIONS,
     UNKNOWN_GROUP,
     UNKNOWN_TOPIC,
+    await_transaction_coordinator,
     batch_of_size,
     delete_by_id_topic,
+    delete_group,
     delete_topic,
+    leave_group,
 )
 from protocol.messages.api_versions_request import ApiVersionsRequest
 from protocol.messages.create_topics_request import (
@@ -47,20 +56,37 @@ from protocol.messages.create_topics_request import (
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
+from protocol.messages.delete_groups_request import DeleteGroupsRequest
 from protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_configs_request import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_producers_request import DescribeProducersRequest
+from protocol.messages.describe_producers_request import TopicRequest as DescribeProducersTopicRequest
 from protocol.messages.describe_topic_partitions_request import (
     Cursor,
     DescribeTopicPartitionsRequest,
     TopicRequest,
 )
-from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ReplicaState
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
+from protocol.messages.heartbeat_request import HeartbeatRequest
+from protocol.messages.init_producer_id_request import InitProducerIdRequest
+from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
+from protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+from protocol.messages.offset_commit_request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from protocol.messages.offset_delete_request import (
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+)
 from protocol.messages.offset_fetch_request import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
@@ -73,7 +99,9 @@ from protocol.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderTopic,
 )
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.messages.sync_group_request import SyncGroupRequest
 from protocol.records import Record, build_batch
+from tests.test_groups_support import subscription
 
 Build = Callable[[int, Peer], Any]
 
@@ -89,6 +117,8 @@ UNORDERED_BY_API = {
     "DescribeGroups": ("groups", "groups[].members"),
     # Kafka lists the groups out of its coordinator's hash map.
     "ListGroups": ("groups",),
+    # Kafka 4's coordinator answers the groups by the __consumer_offsets partition that holds each.
+    "DeleteGroups": ("results",),
 }
 """Lists whose order Kafka leaves undefined in every row of an API, with the reason."""
 
@@ -398,8 +428,10 @@ def fetch(
     max_bytes: int = 1 << 24,
     epoch: int = -1,
     isolation: int = 0,
+    replica: int = -1,
 ) -> Build:
-    """(topic, partition, offset) each; a topic by name before v13, by this broker's id for it from v13."""
+    """(topic, partition, offset) each; a topic by name before v13, by this broker's id for it from v13. `replica`:
+    a follower's broker id (replica_id before v15, replica_state from v15)."""
 
     def build(_version: int, peer: Peer) -> FetchRequest:
         topics: dict[str, FetchTopic] = {}
@@ -414,7 +446,8 @@ def fetch(
                 )
             )
         return FetchRequest(
-            replica_id=-1,
+            replica_id=replica,
+            replica_state=ReplicaState(replica_id=replica),
             max_wait_ms=0,
             min_bytes=1,
             max_bytes=max_bytes,
@@ -443,6 +476,13 @@ FETCH = [
     row("fetch-read-committed", fetch((LOG, 0, 0), isolation=1)),
     row("fetch-current-leader-epoch", fetch((LOG, 0, 0), epoch=0), since=9),
     row("fetch-newer-leader-epoch", fetch((LOG, 0, 0), epoch=1), since=9),
+    # A follower's fetch from a broker that holds no replica: NOT_LEADER_OR_FOLLOWER, the one leadership error a
+    # single node can be made to answer, and so the row that shows KIP-951's leader hints (Fetch v16+).
+    row(
+        "fetch-from-a-non-replica",
+        fetch((LOG, 0, 0), replica=2),
+        known=("follower-fetch-node-endpoints",),
+    ),
 ]
 
 # ---- Groups --------------------------------------------------------------------------------------------------------
@@ -496,6 +536,8 @@ GROUP_ROWS = [
         row(f"list-groups-{state}", ListGroupsRequest(states_filter=[state]), since=4)
         for state in ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead")
     ),
+    row("list-groups-several-states", ListGroupsRequest(states_filter=["Empty", "Stable"]), since=4),
+    row("list-groups-unknown-state", ListGroupsRequest(states_filter=["NoSuchState"]), since=4),
     row("list-groups-classic", ListGroupsRequest(types_filter=["classic"]), since=5),
     row("list-groups-consumer", ListGroupsRequest(types_filter=["consumer"]), since=5),
     *(row(f"offset-fetch-{group}", offset_fetch(group, [(LOG, [0])])) for group in EVERY_GROUP),
@@ -522,6 +564,273 @@ GROUP_ROWS = [
         lambda v, _p: FindCoordinatorRequest(
             key=STABLE_GROUP, coordinator_keys=[STABLE_GROUP, PREPARING_GROUP]
         ),
+    ),
+]
+
+# ---- Group membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup -------------------------------------------------
+# A row speaks as the first member the world's setup joined to a group (Peer.members: its id and generation), or as
+# a member no broker knows. Rows that join make groups of their own per version (`rd-g-join-v3`), so no row waits on
+# another's member; the ids they get are compared through stand-ins (run.py) naming the row and version.
+
+NO_GROUP = "rd-g-nowhere"
+"""A group no row or setup creates (UNKNOWN_GROUP's rows must find it unused; these might create this one)."""
+BOGUS_MEMBER = "rd-no-such-member"
+LATER_GENERATION = 10
+"""Added to a member's generation: a generation the group never had."""
+
+
+def as_member(peer: Peer, group: str) -> tuple[str, int]:
+    return peer.members[group]
+
+
+def join_group(
+    group: str,
+    member_id: str = "",
+    *,
+    protocol_type: str = PROTOCOL_TYPE,
+    assignor: str = ASSIGNOR,
+    instance: str | None = None,
+) -> JoinGroupRequest:
+    return JoinGroupRequest(
+        group_id=group,
+        session_timeout_ms=MEMBER_TIMEOUT_MS,
+        rebalance_timeout_ms=MEMBER_TIMEOUT_MS,
+        member_id=member_id,
+        group_instance_id=instance,
+        protocol_type=protocol_type,
+        protocols=[JoinGroupRequestProtocol(name=assignor, metadata=subscription(LOG))],
+    )
+
+
+def sync_group(group: str, *, generation_delta: int = 0, protocol_type: str = PROTOCOL_TYPE) -> Build:
+    """SyncGroup as `group`'s first member, without assignments (a follower's)."""
+
+    def build(_version: int, peer: Peer) -> SyncGroupRequest:
+        member_id, generation = as_member(peer, group)
+        return SyncGroupRequest(
+            group_id=group,
+            generation_id=generation + generation_delta,
+            member_id=member_id,
+            protocol_type=protocol_type,
+            protocol_name=ASSIGNOR,
+        )
+
+    return build
+
+
+def heartbeat(group: str, *, generation_delta: int = 0) -> Build:
+    def build(_version: int, peer: Peer) -> HeartbeatRequest:
+        member_id, generation = as_member(peer, group)
+        return HeartbeatRequest(
+            group_id=group, generation_id=generation + generation_delta, member_id=member_id
+        )
+
+    return build
+
+
+def leave_group_request(group: str, member_id: str, instance: str | None = None) -> LeaveGroupRequest:
+    """v0-2 name one member; v3+ a list."""
+    return LeaveGroupRequest(
+        group_id=group,
+        member_id=member_id,
+        members=[MemberIdentity(member_id=member_id, group_instance_id=instance)],
+    )
+
+
+JOIN_GROUP = [
+    # v0-3: the new member joins at once and leads its group; v4+ (KIP-394): MEMBER_ID_REQUIRED with its new id.
+    row("join-group-new-member", lambda v, _p: join_group(f"rd-g-join-v{v}")),
+    # A static member (KIP-345) joins at once at every version.
+    row(
+        "join-group-static-member",
+        lambda v, _p: join_group(f"rd-g-static-v{v}", instance=f"rd-static-v{v}"),
+        since=5,
+    ),
+    row("join-group-unknown-member", join_group(STABLE_GROUP, BOGUS_MEMBER)),
+    row("join-group-unknown-member-no-group", join_group(NO_GROUP, BOGUS_MEMBER)),
+    row("join-group-empty-group-id", join_group("")),
+    row("join-group-other-protocol-type", join_group(STABLE_GROUP, protocol_type="connect")),
+    row("join-group-no-common-assignor", join_group(STABLE_GROUP, assignor="roundrobin")),
+]
+
+SYNC_GROUP = [
+    # A member of a Stable group asks again: its assignment.
+    row("sync-group-stable-member", sync_group(STABLE_GROUP)),
+    row(
+        "sync-group-unknown-member",
+        SyncGroupRequest(group_id=STABLE_GROUP, generation_id=1, member_id=BOGUS_MEMBER),
+    ),
+    row("sync-group-illegal-generation", sync_group(STABLE_GROUP, generation_delta=LATER_GENERATION)),
+    row("sync-group-rebalance-in-progress", sync_group(PREPARING_GROUP)),
+    row("sync-group-no-group", SyncGroupRequest(group_id=NO_GROUP, generation_id=1, member_id=BOGUS_MEMBER)),
+    row("sync-group-empty-group-id", SyncGroupRequest(group_id="", generation_id=1, member_id=BOGUS_MEMBER)),
+    row("sync-group-other-protocol-type", sync_group(STABLE_GROUP, protocol_type="connect"), since=5),
+]
+
+HEARTBEAT = [
+    row("heartbeat-stable-member", heartbeat(STABLE_GROUP)),
+    # A member that has joined but not yet synced heartbeats as usual.
+    row("heartbeat-completing-rebalance", heartbeat(COMPLETING_GROUP)),
+    row("heartbeat-rebalance-in-progress", heartbeat(PREPARING_GROUP)),
+    row("heartbeat-illegal-generation", heartbeat(STABLE_GROUP, generation_delta=LATER_GENERATION)),
+    row(
+        "heartbeat-unknown-member",
+        HeartbeatRequest(group_id=STABLE_GROUP, generation_id=1, member_id=BOGUS_MEMBER),
+    ),
+    row("heartbeat-no-group", HeartbeatRequest(group_id=NO_GROUP, generation_id=1, member_id=BOGUS_MEMBER)),
+    row("heartbeat-empty-group-id", HeartbeatRequest(group_id="", generation_id=1, member_id=BOGUS_MEMBER)),
+]
+
+LEAVE_GROUP = [
+    # The only member of its group (one per version) leaves: the group is Empty.
+    row(
+        "leave-group-member",
+        lambda v, p: leave_group_request(leave_group(v), as_member(p, leave_group(v))[0]),
+    ),
+    row("leave-group-unknown-member", leave_group_request(STABLE_GROUP, BOGUS_MEMBER)),
+    row("leave-group-unknown-instance", leave_group_request(STABLE_GROUP, "", "rd-nobody"), since=3),
+    row("leave-group-no-group", leave_group_request(NO_GROUP, BOGUS_MEMBER)),
+    row("leave-group-empty-group-id", leave_group_request("", BOGUS_MEMBER)),
+]
+
+# ---- OffsetCommit ------------------------------------------------------------------------------------------------
+
+SIMPLE_GROUP = "rd-g-simple"
+"""Offsets committed from outside any group (generation -1), as an admin or a manually assigned consumer does."""
+
+
+def offset_commit(
+    group: str,
+    *,
+    member: str = "",
+    generation: int = -1,
+    topics: tuple[tuple[str, tuple[int, ...]], ...] = ((LOG, (0,)),),
+    metadata: str | None = None,
+) -> OffsetCommitRequest:
+    return OffsetCommitRequest(
+        group_id=group,
+        generation_id_or_member_epoch=generation,
+        member_id=member,
+        topics=[
+            OffsetCommitRequestTopic(
+                name=topic,
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=p, committed_offset=1, committed_metadata=metadata
+                    )
+                    for p in partitions
+                ],
+            )
+            for topic, partitions in topics
+        ],
+    )
+
+
+def commit_as_member(group: str, *, generation_delta: int = 0) -> Build:
+    """`group`'s first member commits the offset the world's setup committed for it (nothing changes)."""
+
+    def build(_version: int, peer: Peer) -> OffsetCommitRequest:
+        member_id, generation = as_member(peer, group)
+        request = offset_commit(group, member=member_id, generation=generation + generation_delta)
+        offset, metadata = COMMITS.get(group, (1, None))
+        request.topics[0].partitions[0].committed_offset = offset
+        request.topics[0].partitions[0].committed_metadata = metadata
+        return request
+
+    return build
+
+
+OFFSET_COMMIT = [
+    row("offset-commit-simple", offset_commit(SIMPLE_GROUP)),
+    row("offset-commit-stable-member", commit_as_member(STABLE_GROUP)),
+    row(
+        "offset-commit-illegal-generation", commit_as_member(STABLE_GROUP, generation_delta=LATER_GENERATION)
+    ),
+    row("offset-commit-unknown-member", offset_commit(STABLE_GROUP, member=BOGUS_MEMBER, generation=1)),
+    # Without a generation, into a group that has members.
+    row("offset-commit-outside-active-group", offset_commit(STABLE_GROUP)),
+    # A member that has joined but not synced must wait for its assignment.
+    row("offset-commit-completing-rebalance", commit_as_member(COMPLETING_GROUP)),
+    # A member of the generation before a rebalance still commits what it processed.
+    row("offset-commit-preparing-rebalance", commit_as_member(PREPARING_GROUP)),
+    # A member of a group that was deleted, or that never existed here (v9: KIP-848's coordinator's answer).
+    row(
+        "offset-commit-deleted-group",
+        offset_commit(DELETED_GROUP, member=BOGUS_MEMBER, generation=1),
+        known=("offset-commit-v9-group-id-not-found",),
+    ),
+    row(
+        "offset-commit-no-group",
+        offset_commit(NO_GROUP, member=BOGUS_MEMBER, generation=1),
+        known=("offset-commit-v9-group-id-not-found",),
+    ),
+    row(
+        "offset-commit-unknown-topic-partition",
+        offset_commit(SIMPLE_GROUP, topics=((LOG, (0, 7)), (UNKNOWN_TOPIC, (0,)))),
+    ),
+    row("offset-commit-metadata-too-large", offset_commit(SIMPLE_GROUP, metadata="m" * 5000)),
+    row("offset-commit-empty-group-id", offset_commit("")),
+]
+
+# ---- DeleteGroups, OffsetDelete ----------------------------------------------------------------------------------
+
+
+def offset_delete(group: str, *topics: tuple[str, tuple[int, ...]]) -> OffsetDeleteRequest:
+    return OffsetDeleteRequest(
+        group_id=group,
+        topics=[
+            OffsetDeleteRequestTopic(
+                name=topic, partitions=[OffsetDeleteRequestPartition(partition_index=p) for p in partitions]
+            )
+            for topic, partitions in topics
+        ],
+    )
+
+
+GROUP_ADMIN = [
+    row("delete-groups-non-empty", DeleteGroupsRequest(groups_names=[STABLE_GROUP])),
+    row("delete-groups-unknown", DeleteGroupsRequest(groups_names=[NO_GROUP, DELETED_GROUP])),
+    row("delete-groups-empty-group-id", DeleteGroupsRequest(groups_names=[""])),
+    row("delete-groups", lambda v, _p: DeleteGroupsRequest(groups_names=[delete_group(v)])),
+    row("offset-delete-no-group", offset_delete(NO_GROUP, (LOG, (0,)))),
+    # STABLE_GROUP's member subscribes to LOG.
+    row("offset-delete-subscribed-topic", offset_delete(STABLE_GROUP, (LOG, (0,)))),
+    row(
+        "offset-delete-unknown-topic-partition",
+        offset_delete(OFFSET_DELETE_GROUP, (LOG, (7,)), (UNKNOWN_TOPIC, (0,))),
+    ),
+    row("offset-delete", offset_delete(OFFSET_DELETE_GROUP, (LOG, (0,)))),
+    row("offset-delete-empty-group-id", offset_delete("", (LOG, (0,)))),
+]
+
+# ---- InitProducerId, DescribeProducers, FindCoordinator's refusals ------------------------------------------------
+
+PRODUCER_ROWS = [
+    row("init-producer-id", InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000)),
+    row(
+        "describe-producers",
+        DescribeProducersRequest(
+            topics=[
+                DescribeProducersTopicRequest(name=IDEMPOTENT, partition_indexes=[0]),
+                DescribeProducersTopicRequest(name=LOG, partition_indexes=[0, 5]),
+                DescribeProducersTopicRequest(name=UNKNOWN_TOPIC, partition_indexes=[0]),
+            ]
+        ),
+    ),
+    row(
+        "find-coordinator-empty-group-id",
+        lambda v, _p: FindCoordinatorRequest(key="", coordinator_keys=[""]),
+    ),
+    row(
+        "find-coordinator-unknown-key-type",
+        FindCoordinatorRequest(key=STABLE_GROUP, key_type=7, coordinator_keys=[STABLE_GROUP]),
+        since=1,
+    ),
+    row(
+        "find-coordinator-share-group",
+        FindCoordinatorRequest(key=STABLE_GROUP, key_type=2, coordinator_keys=[STABLE_GROUP]),
+        since=1,
+        known=("share-group-coordinator",),
     ),
 ]
 
@@ -669,6 +978,43 @@ AUTO_CREATE = [
     row("after-delete", metadata(*(delete_topic(v) for v in TOPIC_API_VERSIONS)), since=4),
 ]
 
+# ---- Transactions ------------------------------------------------------------------------------------------------
+# kbroker has no transactions yet: it refuses a transactional id (docs/kafka-differences.md, `diff:transactions`).
+# These rows come last, because Kafka creates its __transaction_state topic at the first FindCoordinator for a
+# transactional id (every row that lists all topics would then see it); each row's request is built once that
+# transactional id's coordinator is ready, on a broker that advertises transactions (world.py).
+
+
+def transactional(build: Callable[[int], Any], transactional_id: Callable[[int], str]) -> Build:
+    def after_the_coordinator(version: int, peer: Peer) -> Any:
+        await_transaction_coordinator(peer, transactional_id(version))
+        return build(version)
+
+    return after_the_coordinator
+
+
+def txn_id(version: int) -> str:
+    return f"rd-txn-v{version}"
+
+
+TRANSACTIONS = [
+    row(
+        "find-coordinator-transaction",
+        transactional(
+            lambda v: FindCoordinatorRequest(key=txn_id(v), key_type=1, coordinator_keys=[txn_id(v)]), txn_id
+        ),
+        since=1,
+        known=("transactions",),
+    ),
+    row(
+        "init-producer-id-transactional",
+        transactional(
+            lambda v: InitProducerIdRequest(transactional_id=txn_id(v), transaction_timeout_ms=60_000), txn_id
+        ),
+        known=("transactions",),
+    ),
+]
+
 TABLE: list[Row] = [
     *API_VERSIONS,
     *METADATA,
@@ -679,8 +1025,16 @@ TABLE: list[Row] = [
     *OFFSET_FOR_LEADER_EPOCH,
     *FETCH,
     *GROUP_ROWS,
+    *JOIN_GROUP,
+    *SYNC_GROUP,
+    *HEARTBEAT,
+    *LEAVE_GROUP,
+    *OFFSET_COMMIT,
+    *GROUP_ADMIN,
+    *PRODUCER_ROWS,
     *PRODUCE_ROWS,
     *CREATE_TOPICS,
     *DELETE_TOPICS,
     *AUTO_CREATE,
+    *TRANSACTIONS,
 ]

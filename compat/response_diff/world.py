@@ -9,6 +9,8 @@ Topics
 - CONFIGURED (2 partitions): topic configs of its own (CONFIGURED_CONFIGS), for DescribeConfigs.
 - SMALL (1 partition): max.message.bytes=SMALL_MAX_MESSAGE_BYTES, for MESSAGE_TOO_LARGE.
 - PRODUCE (1 partition, retention.ms=-1): the produce rows append here, so no other row depends on how many they wrote.
+- IDEMPOTENT (1 partition, retention.ms=-1): two batches (sequences 0-2 and 3-4) of one idempotent producer, whose
+  id (each broker's own) gets the stand-in `<producer of rd-idempotent>`. DescribeProducers reads it.
 - delete_topic(v), delete_by_id_topic(v) for every DeleteTopics version: the delete rows remove them.
 
 Groups (classic, protocol type "consumer", committed offsets on LOG)
@@ -19,6 +21,11 @@ Groups (classic, protocol type "consumer", committed offsets on LOG)
   its answer never read) for the first to rejoin: PreparingRebalance.
 - DELETED_GROUP: offsets committed, then the group deleted: Dead.
 - UNKNOWN_GROUP: never used.
+- leave_group(v) for every LeaveGroup version: one member joined and synced (Stable); the leave rows remove it.
+- delete_group(v) for every DeleteGroups version, and OFFSET_DELETE_GROUP: offsets committed without members
+  (Empty); the delete rows remove them.
+Every member a setup joins gets the stand-in `<member GROUP/NUMBER>` for its id; `Peer.members` keeps the id and
+generation of each group's first member, for the rows that speak as that member.
 Sessions and rebalances time out after MEMBER_TIMEOUT_MS, far beyond the table's run, so no state moves by itself.
 """
 
@@ -35,6 +42,7 @@ from protocol.messages.create_topics_request import CreatableTopic, CreatableTop
 from protocol.messages.delete_groups_request import DeleteGroupsRequest
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
+from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.offset_commit_request import (
     OffsetCommitRequest,
@@ -51,6 +59,9 @@ EMPTY = "rd-empty"
 CONFIGURED = "rd-configured"
 SMALL = "rd-small"
 PRODUCE = "rd-produce"
+IDEMPOTENT = "rd-idempotent"
+IDEMPOTENT_SEQUENCES = (3, 2)  # records per batch
+IDEMPOTENT_TIMESTAMP = 5000
 UNKNOWN_TOPIC = "rd-no-such-topic"
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -75,6 +86,7 @@ COMPLETING_GROUP = "rd-g-completing"
 PREPARING_GROUP = "rd-g-preparing"
 DELETED_GROUP = "rd-g-deleted"
 UNKNOWN_GROUP = "rd-g-unknown"
+OFFSET_DELETE_GROUP = "rd-g-offset-delete"
 GROUPS_WITH_STATE = (EMPTY_GROUP, STABLE_GROUP, COMPLETING_GROUP, PREPARING_GROUP)
 EVERY_GROUP = (*GROUPS_WITH_STATE, DELETED_GROUP, UNKNOWN_GROUP)
 MEMBER_TIMEOUT_MS = 600_000
@@ -82,7 +94,12 @@ PROTOCOL_TYPE = "consumer"
 ASSIGNOR = "range"
 
 # Committed offsets: (group, offset, metadata)
-COMMITS = {EMPTY_GROUP: (2, "m-empty"), STABLE_GROUP: (4, "m-stable"), DELETED_GROUP: (1, None)}
+COMMITS = {
+    EMPTY_GROUP: (2, "m-empty"),
+    STABLE_GROUP: (4, "m-stable"),
+    DELETED_GROUP: (1, None),
+    OFFSET_DELETE_GROUP: (3, None),
+}
 
 READY_TIMEOUT_S = 60.0
 TOPIC_API_VERSIONS = range(10)
@@ -96,6 +113,18 @@ def delete_topic(version: int) -> str:
 
 def delete_by_id_topic(version: int) -> str:
     return f"rd-delid-v{version}"
+
+
+GROUP_API_VERSIONS = range(10)
+"""Every version of LeaveGroup and DeleteGroups any broker here has (they end at 5 and 2): a group for each."""
+
+
+def leave_group(version: int) -> str:
+    return f"rd-g-leave-v{version}"
+
+
+def delete_group(version: int) -> str:
+    return f"rd-g-delete-v{version}"
 
 
 def log_batches() -> list[bytes]:
@@ -129,9 +158,14 @@ class Setup:
         self.create_topics()
         for batch in log_batches():
             self.produce(LOG, batch)
+        self.produce_idempotent()
         self.wait_for_coordinator()
         self.commit(EMPTY_GROUP)
         self.commit(DELETED_GROUP)
+        self.commit(OFFSET_DELETE_GROUP)
+        for version in GROUP_API_VERSIONS:
+            self.commit(delete_group(version), COMMITS[OFFSET_DELETE_GROUP])
+            self.join_and_sync(leave_group(version))
         deleted = self.expect(
             DeleteGroupsRequest(groups_names=[DELETED_GROUP]), lambda r: r.results[0].error_code
         )
@@ -179,6 +213,7 @@ class Setup:
                 configs=[CreatableTopicConfig(name="max.message.bytes", value=str(SMALL_MAX_MESSAGE_BYTES))],
             ),
             CreatableTopic(name=PRODUCE, num_partitions=1, replication_factor=1, configs=KEEP_FOREVER),
+            CreatableTopic(name=IDEMPOTENT, num_partitions=1, replication_factor=1, configs=KEEP_FOREVER),
         ]
         for version in TOPIC_API_VERSIONS:
             for name in (delete_topic(version), delete_by_id_topic(version)):
@@ -205,11 +240,38 @@ class Setup:
     def wait_for_coordinator(self) -> None:
         """Kafka creates __consumer_offsets at the first FindCoordinator and answers COORDINATOR_NOT_AVAILABLE until
         its partitions are loaded."""
-        for group in EVERY_GROUP:
+        for group in (*EVERY_GROUP, OFFSET_DELETE_GROUP):
             self.expect(FindCoordinatorRequest(key=group), lambda r: r.error_code, version=3)
 
-    def commit(self, group: str, *, generation: int = -1, member_id: str = "") -> None:
-        offset, metadata = COMMITS[group]
+    def produce_idempotent(self) -> None:
+        """IDEMPOTENT's batches, from a producer id InitProducerId gives."""
+        given = self.expect(InitProducerIdRequest(transactional_id=None), lambda r: r.error_code, version=4)
+        assert given.error_code == 0, f"{self.peer.name}: InitProducerId failed with {given.error_code}"
+        self.peer.stand_ins[("producer_id", given.producer_id)] = f"<producer of {IDEMPOTENT}>"
+        offset = 0
+        for count in IDEMPOTENT_SEQUENCES:
+            records = [
+                Record(i, IDEMPOTENT_TIMESTAMP + offset + i, None, b"i%d" % (offset + i))
+                for i in range(count)
+            ]
+            batch = build_batch(
+                records,
+                producer_id=given.producer_id,
+                producer_epoch=given.producer_epoch,
+                base_sequence=offset,
+            )
+            self.produce(IDEMPOTENT, bytes(batch))
+            offset += count
+
+    def commit(
+        self,
+        group: str,
+        commit: tuple[int, str | None] | None = None,
+        *,
+        generation: int = -1,
+        member_id: str = "",
+    ) -> None:
+        offset, metadata = COMMITS[group] if commit is None else commit
         request = OffsetCommitRequest(
             group_id=group,
             generation_id_or_member_epoch=generation,
@@ -249,6 +311,8 @@ class Setup:
         joined = self.peer.call(self.join_request(group, member_id), 5)
         assert joined.error_code == 0, f"{self.peer.name}: {joined}"
         assert joined.leader == member_id, f"{self.peer.name}: {joined}"
+        if number == 1:
+            self.peer.members[group] = (member_id, joined.generation_id)
         return member_id, joined.generation_id
 
     def join_and_sync(self, group: str) -> tuple[str, int]:
@@ -286,6 +350,23 @@ class Setup:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{self.peer.name}: {group} is {described.groups[0].group_state}")
             time.sleep(0.05)
+
+
+END_TXN = 26
+"""The API key of EndTxn: a broker that advertises it has transactions."""
+TRANSACTION_KEY_TYPE = 1
+
+
+def await_transaction_coordinator(peer: Peer, transactional_id: str) -> None:
+    """On a broker with transactions, wait until `transactional_id`'s coordinator is there. Kafka creates
+    __transaction_state at the first FindCoordinator for a transactional id (which is why only the table's last rows
+    ask) and answers COORDINATOR_NOT_AVAILABLE until its partitions are loaded."""
+    if END_TXN in peer.versions:
+        Setup(peer).expect(
+            FindCoordinatorRequest(key=transactional_id, key_type=TRANSACTION_KEY_TYPE),
+            lambda r: r.error_code,
+            version=3,
+        )
 
 
 RETRIABLE = {
