@@ -12,6 +12,10 @@ holds already. The response to the sixth is dropped and its connection (client s
 broker has appended the batches, the client never hears so and sends them again on a new connection. Both are what
 an idempotent producer must survive without duplicates. `done` maps each request number to a threading.Event set
 once its fault has happened, so a scenario waits for the faults instead of hoping for them.
+
+To spoil a Produce response the proxy decodes and re-encodes it with our codec, which knows Kafka 3.9's versions. So
+the one other thing it changes is the broker's ApiVersions answer: Produce's maximum is capped at the codec's (v11),
+and a client that would speak Kafka 4's Produce v12-13 (franz-go against Kafka 4.3) speaks v11 through the proxy.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from protocol.codec import decode_from, encode_into
+from protocol.errors import ProtocolError
 from protocol.headers import encode_response_header, read_response_header, response_header_version
 from protocol.messages import SCHEMAS
+from protocol.messages.api_versions_response import ApiVersionsResponse
 from protocol.messages.produce_response import ProduceResponse
 from protocol.primitives import Reader, Writer
 
 PRODUCE = 0
+API_VERSIONS = 18
 CUT = None  # a fault that drops the response and closes the connection
 
 
@@ -127,6 +134,8 @@ class _Connection:
         self.upstream = upstream
         # correlation id of a response to spoil -> (request version, fault); requests are pipelined
         self._victims: dict[int, tuple[int, _Fault]] = {}
+        # correlation id of an ApiVersions request -> its version
+        self._api_versions: dict[int, int] = {}
         self._threads = [
             threading.Thread(target=self._requests, daemon=True),
             threading.Thread(target=self._responses, daemon=True),
@@ -159,6 +168,8 @@ class _Connection:
                 fault = self.proxy._fault_for(api_key)
                 if fault is not None:
                     self._victims[correlation_id] = (version, fault)
+                if api_key == API_VERSIONS:
+                    self._api_versions[correlation_id] = version
                 self.upstream.sendall(frame)
         except OSError:
             pass
@@ -171,6 +182,9 @@ class _Connection:
                 if frame is None:
                     break
                 (correlation_id,) = struct.unpack_from(">i", frame, 4)
+                api_versions = self._api_versions.pop(correlation_id, None)
+                if api_versions is not None:
+                    frame = _cap_produce_version(frame, api_versions)
                 victim = self._victims.pop(correlation_id, None)
                 if victim is not None:
                     version, fault = victim
@@ -203,6 +217,32 @@ def _produce_error(frame: bytes, version: int, error_code: int) -> bytes:
     writer = Writer()
     writer.int32(0)
     encode_response_header(writer, correlation_id, header_version)
+    encode_into(writer, response, version)
+    writer.out[0:4] = (len(writer.out) - 4).to_bytes(4, "big")
+    return bytes(writer.out)
+
+
+def _cap_produce_version(frame: bytes, version: int) -> bytes:
+    """An ApiVersions response frame whose Produce maximum is at most the one our codec knows; the frame unchanged
+    when nothing is above it, or when it is not a successful answer at `version` (a broker answers a version it
+    lacks with UNSUPPORTED_VERSION in v0's layout)."""
+    if version > SCHEMAS[ApiVersionsResponse].valid.hi:
+        return frame
+    reader = Reader(bytearray(frame[4:]))
+    correlation_id = read_response_header(reader, 0)  # ApiVersions answers with header v0 at every version
+    try:
+        response = decode_from(ApiVersionsResponse, version, reader)
+    except ProtocolError:
+        return frame
+    highest = SCHEMAS[ProduceResponse].valid.hi
+    produce = [k for k in response.api_keys if k.api_key == PRODUCE and k.max_version > highest]
+    if response.error_code != 0 or not produce:
+        return frame
+    for key in produce:
+        key.max_version = highest
+    writer = Writer()
+    writer.int32(0)
+    encode_response_header(writer, correlation_id, 0)
     encode_into(writer, response, version)
     writer.out[0:4] = (len(writer.out) - 4).to_bytes(4, "big")
     return bytes(writer.out)
