@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Producer
 
-from compat.clients.ops import JavaOps, KafkaPython202Ops, Ops
+from compat.clients.ops import FranzOps, JavaOps, KafkaPython202Ops, Ops
 
 T = TypeVar("T")
 
 # The stock clients these scenarios run, by the names test_roundtrip.py uses.
-CLIENTS = ("kafka-python", "kafka-python-2.0.2", "confluent-kafka", "kcat", "java")
+CLIENTS = ("kafka-python", "kafka-python-2.0.2", "confluent-kafka", "kcat", "java", "franz-go")
 WAIT_S = 60.0
 
 # A group member's settings wherever the client takes them: a quick heartbeat, so that the existing members learn of
@@ -43,6 +43,8 @@ def make_ops(name: str, fixture: Callable[[str], Any]) -> Ops:
         return KcatOps(fixture("kcat_path"))
     if name == "java":
         return JavaOps(fixture("java_harness"))
+    if name == "franz-go":
+        return FranzOps(fixture("franz_program"))
     raise ValueError(name)
 
 

@@ -13,7 +13,8 @@ Checked: both faults happened (the scenario waits for them, it does not hope for
 and consumed exactly once, in send order per partition, at the offsets the delivery reports named; and, read raw
 from the log with Fetch, every batch carries one producer id, epoch 0 and sequence numbers that run on without a gap
 or repeat in each partition. Where the client shows producer ids (the Java Admin's and kafka-python 3's
-describeProducers, i.e. DescribeProducers), the producer it lists is that one, with the last sequence written.
+describeProducers, kadm's DescribeProducers: DescribeProducers), the producer it lists is that one, with the last
+sequence written.
 
 kafka-python 2.0.2 has no idempotent producer (it arrived in kafka-python 2.1), so it is not among the clients here.
 """
@@ -50,8 +51,9 @@ IDEMPOTENT: dict[str, dict[str, Any]] = {
     "kafka-python": {"batch_size": 4096},  # idempotent and acks=all by default
     "confluent-kafka": {"enable.idempotence": "true", "batch.size": "4096"},
     "kcat": {"enable.idempotence": "true", "batch.size": "4096"},
+    "franz-go": {"producer.batch.max.bytes": "4096"},  # kgo: idempotent and acks=all by default
 }
-DESCRIBES_PRODUCERS = {"java", "kafka-python"}
+DESCRIBES_PRODUCERS = {"java", "kafka-python", "franz-go"}
 
 
 @dataclass(frozen=True)

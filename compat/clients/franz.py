@@ -6,7 +6,7 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,11 @@ class FranzFailed(AssertionError):
             f"franz {' '.join(args)} exited {returncode}\n--- stdout (tail) ---\n{stdout[-3000:]}"
             f"\n--- stderr (tail) ---\n{stderr[-6000:]}"
         )
+
+
+def config_args(config: Mapping[str, str] | None) -> list[str]:
+    """`--config KEY=VALUE` for each setting (main.go lists the names it takes)."""
+    return [arg for key, value in (config or {}).items() for arg in ("--config", f"{key}={value}")]
 
 
 class FranzProgram:
@@ -149,9 +154,22 @@ class Franz(Client):
         [created] = self.program.run(bootstrap, "create", topic, str(partitions))
         assert created["error"] is None, created
 
-    def produce(self, bootstrap: str, topic: str, records: Sequence[Record], codec: str) -> list[Ack]:
+    def produce(
+        self,
+        bootstrap: str,
+        topic: str,
+        records: Sequence[Record],
+        codec: str,
+        config: Mapping[str, str] | None = None,
+    ) -> list[Ack]:
+        """`config`: kgo settings over the defaults (which are idempotent, acks=all), by main.go's names."""
         lines = self.program.run(
-            bootstrap, "produce", topic, codec, stdin="".join(to_line(r) + "\n" for r in records)
+            bootstrap,
+            *config_args(config),
+            "produce",
+            topic,
+            codec,
+            stdin="".join(to_line(r) + "\n" for r in records),
         )
         assert lines[-1] == {"sent": len(records), "acknowledged": len(records), "failed": 0}, lines[-1]
         return [Ack(line["index"], line["partition"], line["offset"]) for line in lines if "index" in line]

@@ -8,8 +8,9 @@ auto commit (every 5 s, on a revocation and when it exits).
 
 - kafka-python 3 and confluent-kafka: a thread in this process (confluent-kafka's is tests/test_groups_support.py's
   ConfluentMember);
-- kafka-python 2.0.2 and the Java client: a subprocess (kp202_script.py / Harness `group-member`) printing JSON
-  lines, asked to leave by closing its stdin;
+- kafka-python 2.0.2, the Java client and franz-go: a subprocess (kp202_script.py / Harness `group-member` /
+  compat/go/franz `group-member`, with kgo's default cooperative-sticky balancer) printing JSON lines, asked to
+  leave by closing its stdin;
 - kcat: `kcat -G`, whose assignments are read from the lines it prints on stderr; asked to leave by SIGTERM.
 """
 
@@ -29,6 +30,7 @@ from typing import IO, Any, Protocol
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
+from compat.clients.franz import FranzProgram, config_args
 from compat.clients.java import JVM_OPTIONS, JavaHarness
 from tests.test_groups_support import ConfluentMember
 
@@ -89,8 +91,8 @@ class KafkaPythonMember(ConsumerRebalanceListener):
 
 class JsonLinesMember:
     """A member in a subprocess that prints {"assigned": [...]}, {"revoked": [...]}, records {"partition", "offset",
-    "value" (base64)}, {"committed": n} / {"commit_failed": ...} and {"closed": true}; it leaves when its stdin
-    closes."""
+    "value" (base64)}, {"committed": n} / {"commit_failed": ...}, {"error": ...} for anything else that went wrong,
+    and {"closed": true}; it leaves when its stdin closes."""
 
     def __init__(self, command: Sequence[str], name: str) -> None:
         self.name = name
@@ -122,6 +124,8 @@ class JsonLinesMember:
                 self.records.append((event["partition"], event["offset"], base64.b64decode(event["value"])))
             elif "commit_failed" in event:
                 self.errors.append(event["commit_failed"])
+            elif "error" in event:
+                self.errors.append(event["error"])
             elif "closed" in event:
                 self.closed = True
 
@@ -161,6 +165,14 @@ def java_member(
         group,
     ]
     return JsonLinesMember(command, config.get("client.id", "java"))
+
+
+def franz_member(
+    program: FranzProgram, bootstrap: str, group: str, topic: str, config: Mapping[str, str]
+) -> JsonLinesMember:
+    """compat/go/franz `group-member`; `config` by main.go's names (client.id, session.timeout.ms, ...)."""
+    command = program.command(bootstrap, *config_args(config), "group-member", topic, group)
+    return JsonLinesMember(command, config.get("client.id", "franz-go"))
 
 
 def kp202_member(

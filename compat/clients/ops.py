@@ -22,7 +22,8 @@ An operation is a tuple of strings (on a subprocess's stdin: one per line, tab-s
 
 A result is {"op": name, ...the fields above}, or {"op": name, "error": NAME, "message": text} where NAME is what the
 client shows: the Java exception's class, librdkafka's error name (KafkaError.name()), kafka-python's exception
-class, the text after kcat's "ERROR: ". An operation a client has no API for answers {"error": "unsupported"}.
+class, the text after kcat's "ERROR: ", franz-go's Kafka error name (kerr) or its own error's text (compat/go/franz
+main.go, errorName). An operation a client has no API for answers {"error": "unsupported"}.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from compat.clients import CONSUME_TIMEOUT_S
+from compat.clients.franz import FranzProgram, config_args
 from compat.clients.java import JavaHarness
 
 Op = tuple[str, ...]
@@ -105,6 +107,19 @@ class KafkaPython202Ops(Ops):
                 f"kafka-python 2.0.2 ops failed ({result.returncode}):\n{result.stderr[-4000:]}"
             )
         return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+class FranzOps(Ops):
+    """compat/go/franz `ops`: one kadm client and kgo producers for the whole list; `config` as `--config` (main.go's
+    names)."""
+
+    name = "franz-go"
+
+    def __init__(self, program: FranzProgram) -> None:
+        self.program = program
+
+    def run(self, bootstrap: str, ops: Sequence[Op], config: Mapping[str, str] | None = None) -> list[Result]:
+        return self.program.run(bootstrap, *config_args(config), "ops", stdin=to_stdin(ops))
 
 
 def run_in_process(ops: Sequence[Op], handlers: Mapping[str, Any], error_name: Any) -> list[Result]:

@@ -2,7 +2,7 @@
 // compat/java/Harness.java wraps the Java client: the compat tests build it once (compat/go/build.py) and drive
 // it through subprocesses.
 //
-//	franz --brokers HOST:PORT SUBCOMMAND ARGS...
+//	franz --brokers HOST:PORT [--config KEY=VALUE]... SUBCOMMAND ARGS...
 //
 //	create TOPIC PARTITIONS [KEY=VALUE]...  kadm CreateTopics, replication factor -1 (the broker's default)
 //	delete TOPIC...                         kadm DeleteTopics
@@ -23,6 +23,19 @@
 //	fetch-offsets GROUP                     kadm FetchOffsets
 //	commit-offsets GROUP TOPIC P=OFFSET...  kadm CommitOffsets (as an admin: no member, no generation)
 //	delete-groups GROUP...                  kadm DeleteGroups
+//	ops                                     compat/clients/ops.py's operations, one per stdin line, each answered
+//	                                        by one JSON line (one kadm client for all, one kgo producer per kind
+//	                                        of partitioning): see runOp
+//	group-member TOPIC GROUP                compat/clients/members.py's JSON-lines member: a group-consume with
+//	                                        kgo's default balancer (cooperative-sticky) that prints its whole
+//	                                        assignment after each change ({"assigned": [...]}), each record
+//	                                        (partition, offset, value), {"committed": N} after each synchronous
+//	                                        commit, {"error": ...} for lost partitions or fetch errors, and
+//	                                        {"closed": true} once it has left the group after stdin closed
+//
+// --config sets kgo options by these names (anything else is a usage error): client.id,
+// producer.batch.max.bytes, producer.linger.ms, producer.compression (a codec of produce), unknown.topic.retries,
+// record.delivery.timeout.ms, metadata.min.age.ms, session.timeout.ms, heartbeat.interval.ms.
 //
 // Output is JSON lines on stdout; kgo's own log goes to stderr at warn level. A request-level failure exits 1
 // with the error on stderr; per-topic, per-partition and per-group errors are printed in their JSON line
@@ -45,6 +58,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -101,7 +115,15 @@ func main() {
 		usage("need --brokers HOST:PORT and a subcommand")
 	}
 	brokers := strings.Split(args[1], ",")
-	command, rest := args[2], args[3:]
+	args = args[2:]
+	for len(args) >= 2 && args[0] == "--config" {
+		configured = append(configured, setting(args[1]))
+		args = args[2:]
+	}
+	if len(args) == 0 {
+		usage("need a subcommand")
+	}
+	command, rest := args[0], args[1:]
 	need := func(n int) {
 		if len(rest) < n {
 			usage(fmt.Sprintf("%s needs %d arguments", command, n))
@@ -151,6 +173,11 @@ func main() {
 	case "delete-groups":
 		need(1)
 		deleteGroups(ctx, admin(brokers), rest)
+	case "ops":
+		ops(brokers)
+	case "group-member":
+		need(2)
+		groupMember(brokers, rest[0], rest[1])
 	default:
 		usage("unknown subcommand " + command)
 	}
@@ -165,12 +192,47 @@ func atoi(text string) int {
 	return n
 }
 
+// configured holds the --config options, applied to every client after the defaults.
+var configured []kgo.Opt
+
+func setting(pair string) kgo.Opt {
+	key, value, ok := strings.Cut(pair, "=")
+	if !ok {
+		usage("--config wants KEY=VALUE, got " + pair)
+	}
+	ms := func() time.Duration { return time.Duration(atoi(value)) * time.Millisecond }
+	switch key {
+	case "client.id":
+		return kgo.ClientID(value)
+	case "producer.batch.max.bytes":
+		return kgo.ProducerBatchMaxBytes(int32(atoi(value)))
+	case "producer.linger.ms":
+		return kgo.ProducerLinger(ms())
+	case "producer.compression":
+		return kgo.ProducerBatchCompression(codec(value))
+	case "unknown.topic.retries":
+		return kgo.UnknownTopicRetries(atoi(value))
+	case "record.delivery.timeout.ms":
+		return kgo.RecordDeliveryTimeout(ms())
+	case "metadata.min.age.ms":
+		return kgo.MetadataMinAge(ms())
+	case "session.timeout.ms":
+		return kgo.SessionTimeout(ms())
+	case "heartbeat.interval.ms":
+		return kgo.HeartbeatInterval(ms())
+	}
+	usage("unknown --config key " + key)
+	panic("unreachable")
+}
+
 func options(brokers []string, more ...kgo.Opt) []kgo.Opt {
-	return append([]kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(brokers...),
 		kgo.ClientID("kbroker-compat-franz"),
 		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)),
-	}, more...)
+	}
+	opts = append(opts, configured...)
+	return append(opts, more...)
 }
 
 func client(brokers []string, more ...kgo.Opt) *kgo.Client {
@@ -624,4 +686,336 @@ func commit(cl *kgo.Client) {
 		return
 	}
 	stdout.line(object{"committed": committed})
+}
+
+// ---- ops: compat/clients/ops.py's operation language -----------------------------------------------------------
+
+// errNotListed: kadm lists offsets per topic, and a partition the topic does not have is simply not in its answer.
+var errNotListed = errors.New("kadm listed no offset for the partition")
+
+// errorName is the error as franz-go shows it: a broker's error by Kafka's name (kerr), kgo's own errors by their
+// variable's name, anything else by its text.
+func errorName(err error) string {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.Message
+	case errors.Is(err, kgo.ErrRecordTimeout):
+		return "ErrRecordTimeout"
+	case errors.Is(err, kgo.ErrRecordRetries):
+		return "ErrRecordRetries"
+	case errors.Is(err, kgo.ErrClientClosed):
+		return "ErrClientClosed"
+	case errors.Is(err, errNotListed):
+		return "not listed"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "DeadlineExceeded"
+	}
+	return err.Error()
+}
+
+func ops(brokers []string) {
+	adm := admin(brokers)
+	// kgo partitions by a client option: one producer that takes the record's partition, one that picks it.
+	producers := map[bool]*kgo.Client{}
+	defer func() {
+		for _, cl := range producers {
+			cl.Close()
+		}
+	}()
+	producer := func(manual bool) *kgo.Client {
+		if producers[manual] == nil {
+			var more []kgo.Opt
+			if manual {
+				more = append(more, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			}
+			producers[manual] = client(brokers, more...)
+		}
+		return producers[manual]
+	}
+	scanner := bufio.NewScanner(os.Stdin)
+	for scanner.Scan() {
+		if strings.TrimSpace(scanner.Text()) == "" {
+			continue
+		}
+		op := strings.Split(scanner.Text(), "\t")
+		result := object{"op": op[0]}
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		fields, err := runOp(ctx, adm, producer, op[0], op[1:])
+		cancel()
+		if err != nil {
+			result["error"], result["message"] = errorName(err), err.Error()
+		}
+		for key, value := range fields {
+			result[key] = value
+		}
+		stdout.line(result)
+		stdout.flush()
+	}
+}
+
+// runOp runs one operation; a broker's error for the topic, partition or group asked about is returned as err.
+func runOp(
+	ctx context.Context, adm *kadm.Client, producer func(manual bool) *kgo.Client, name string, args []string,
+) (object, error) {
+	arg := func(i int) string {
+		if i >= len(args) {
+			usage(fmt.Sprintf("op %s needs %d arguments", name, i+1))
+		}
+		return args[i]
+	}
+	switch name {
+	case "create":
+		configs := map[string]*string{}
+		for _, pair := range args[3:] {
+			key, value, _ := strings.Cut(pair, "=")
+			configs[key] = kadm.StringPtr(value)
+		}
+		created, err := adm.CreateTopics(ctx, int32(atoi(arg(1))), int16(atoi(arg(2))), configs, arg(0))
+		if err != nil {
+			return nil, err
+		}
+		return object{}, created[arg(0)].Err
+	case "describe":
+		details, err := adm.ListTopics(ctx, arg(0))
+		if err != nil {
+			return nil, err
+		}
+		topic := details[arg(0)]
+		if topic.Err != nil {
+			return nil, topic.Err
+		}
+		partitions, replicas := []int32{}, []int{}
+		for _, p := range topic.Partitions.Sorted() {
+			partitions = append(partitions, p.Partition)
+			replicas = append(replicas, len(p.Replicas))
+		}
+		return object{"partitions": partitions, "replicas": replicas, "internal": topic.IsInternal}, nil
+	case "delete":
+		deleted, err := adm.DeleteTopics(ctx, arg(0))
+		if err != nil {
+			return nil, err
+		}
+		return object{}, deleted[arg(0)].Err
+	case "wait-gone":
+		deadline := time.Now().Add(time.Duration(atoi(arg(1))) * time.Millisecond)
+		for {
+			details, err := adm.ListTopics(ctx, arg(0))
+			if err != nil {
+				return nil, err
+			}
+			if errors.Is(details[arg(0)].Err, kerr.UnknownTopicOrPartition) {
+				return object{"gone": true}, nil
+			}
+			if time.Now().After(deadline) {
+				return object{"gone": false}, nil
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	case "topics":
+		details, err := adm.ListTopics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return object{"topics": details.Names()}, nil
+	case "configs":
+		resources, err := adm.DescribeTopicConfigs(ctx, arg(0))
+		if err != nil {
+			return nil, err
+		}
+		resource, err := resources.On(arg(0), nil)
+		if err != nil {
+			return nil, err
+		}
+		if resource.Err != nil {
+			return nil, resource.Err
+		}
+		values, sources := object{}, object{}
+		for _, c := range resource.Configs {
+			values[c.Key] = c.Value
+			sources[c.Key] = c.Source.String()
+		}
+		return object{"configs": values, "sources": sources}, nil
+	case "offsets":
+		topic, partition := arg(0), int32(atoi(arg(1)))
+		var listed kadm.ListedOffsets
+		var err error
+		switch spec := arg(2); spec {
+		case "earliest":
+			listed, err = adm.ListStartOffsets(ctx, topic)
+		case "latest":
+			listed, err = adm.ListEndOffsets(ctx, topic)
+		case "max":
+			listed, err = adm.ListMaxTimestampOffsets(ctx, topic)
+		default:
+			ms, parseErr := strconv.ParseInt(spec, 10, 64)
+			if parseErr != nil {
+				usage("not a timestamp: " + spec)
+			}
+			listed, err = adm.ListOffsetsAfterMilli(ctx, ms, topic)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if missing, ok := listed[topic][-1]; ok { // kadm's mark of a topic that does not exist
+			return nil, missing.Err
+		}
+		o, ok := listed[topic][partition]
+		if !ok {
+			return nil, fmt.Errorf("%w %d of %s", errNotListed, partition, topic)
+		}
+		if o.Err != nil {
+			return nil, o.Err
+		}
+		return object{"offset": o.Offset, "timestamp": o.Timestamp}, nil
+	case "produce":
+		partition := int32(atoi(arg(1)))
+		record := &kgo.Record{Topic: arg(0), Partition: partition, Value: []byte(strings.Repeat("x", atoi(arg(2))))}
+		produced, err := producer(partition >= 0).ProduceSync(ctx, record).First()
+		if err != nil {
+			return nil, err
+		}
+		return object{"partition": produced.Partition, "offset": produced.Offset}, nil
+	case "groups":
+		listed, err := adm.ListGroups(ctx)
+		if err != nil {
+			return nil, err
+		}
+		groups := object{}
+		for _, g := range listed {
+			groups[g.Group] = g.State
+		}
+		return object{"groups": groups}, nil
+	case "describe-group":
+		described, err := adm.DescribeGroups(ctx, arg(0))
+		if err != nil {
+			return nil, err
+		}
+		group := described[arg(0)]
+		if group.Err != nil {
+			return nil, group.Err
+		}
+		members := []object{}
+		for _, m := range group.Members {
+			partitions := []int32{}
+			if assignment, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range assignment.Topics {
+					partitions = append(partitions, t.Partitions...)
+				}
+			}
+			sort.Slice(partitions, func(i, j int) bool { return partitions[i] < partitions[j] })
+			members = append(members, object{"client_id": m.ClientID, "host": m.ClientHost, "partitions": partitions})
+		}
+		return object{"state": group.State, "assignor": group.Protocol, "members": members}, nil
+	case "group-offsets":
+		fetched, err := adm.FetchOffsets(ctx, arg(0))
+		if err != nil {
+			return nil, err
+		}
+		if err := fetched.Error(); err != nil {
+			return nil, err
+		}
+		offsets := object{}
+		fetched.Each(func(o kadm.OffsetResponse) {
+			offsets[fmt.Sprintf("%s:%d", o.Topic, o.Partition)] = o.At
+		})
+		return object{"offsets": offsets}, nil
+	case "producers":
+		topic, partition := arg(0), int32(atoi(arg(1)))
+		described, err := adm.DescribeProducers(ctx, kadm.TopicsSet{topic: {partition: {}}})
+		if err != nil {
+			return nil, err
+		}
+		p, ok := described[topic].Partitions[partition]
+		if !ok {
+			return nil, fmt.Errorf("DescribeProducers answered nothing for %s[%d]", topic, partition)
+		}
+		if p.Err != nil {
+			return nil, p.Err
+		}
+		producers := []object{}
+		for _, d := range p.ActiveProducers.Sorted() {
+			producers = append(producers, object{
+				"producer_id": d.ProducerID, "epoch": d.ProducerEpoch, "last_sequence": d.LastSequence,
+			})
+		}
+		return object{"producers": producers}, nil
+	}
+	usage("unknown op " + name)
+	panic("unreachable")
+}
+
+// ---- group-member: compat/clients/members.py's JSON-lines member ---------------------------------------------
+
+// groupMember is groupConsume (poll, print, commit, then allow a rebalance) with kgo's default balancer and the
+// output every JSON-lines member of compat/clients/members.py prints.
+func groupMember(brokers []string, topic, group string) {
+	var mu sync.Mutex
+	owned := map[int32]bool{}
+	change := func(add bool) func(context.Context, *kgo.Client, map[string][]int32) {
+		return func(_ context.Context, _ *kgo.Client, partitions map[string][]int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range partitions[topic] {
+				if add {
+					owned[p] = true
+				} else {
+					delete(owned, p)
+				}
+			}
+			all := []int32{}
+			for p := range owned {
+				all = append(all, p)
+			}
+			sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+			stdout.line(object{"assigned": all})
+			stdout.flush()
+		}
+	}
+	revoke := change(false)
+	cl := client(brokers,
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(change(true)),
+		kgo.OnPartitionsRevoked(revoke),
+		kgo.OnPartitionsLost(func(ctx context.Context, c *kgo.Client, partitions map[string][]int32) {
+			stdout.line(object{"error": fmt.Sprintf("partitions lost: %v", partitions)})
+			revoke(ctx, c, partitions)
+		}),
+	)
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		io.Copy(io.Discard, os.Stdin) // until stdin closes: the test's signal to leave
+		stop()
+	}()
+	for {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			stdout.line(object{"error": fmt.Sprintf("fetch %s[%d]: %v", t, p, err)})
+		})
+		count := 0
+		fetches.EachRecord(func(r *kgo.Record) {
+			stdout.line(object{"partition": r.Partition, "offset": r.Offset, "value": r.Value})
+			count++
+		})
+		if count > 0 {
+			commitCtx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+			if err := cl.CommitUncommittedOffsets(commitCtx); err != nil {
+				stdout.line(object{"commit_failed": err.Error()})
+			} else {
+				stdout.line(object{"committed": count})
+			}
+			cancel()
+		}
+		cl.AllowRebalance()
+		stdout.flush()
+	}
+	cl.CloseAllowingRebalance()
+	stdout.line(object{"closed": true})
 }
