@@ -16,6 +16,19 @@ find_python311() {
     return 1
 }
 
+# ensure_apt_packages PACKAGE...: apt-get install those not installed yet (with sudo when not root).
+ensure_apt_packages() {
+    local package missing=() sudo=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -gt 0 ] || return 0
+    echo "==> apt-get install ${missing[*]}"
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
 # lock_setup / unlock_setup: one set-up at a time. Several scripts/serve started at once (the README's three-node
 # block on a fresh clone) or beside a scripts/test would otherwise race to create and fill the same venv.
 lock_setup() {
