@@ -15,7 +15,8 @@ one broker per target serves them all. A scenario marked `kbroker_cluster` also 
 cluster (tests/cluster_fixture.py: a private etcd and three nodes), creating its topics at replication factor 3
 (`target.create_topic`); only the Spark scenarios do, to keep CI short. The scenarios of Kafka's CLI tools
 (test_tools_*.py) also take `kafka_tools`, the tools of a release: an Apache Kafka target is paired with its own
-release, kbroker with each release (see tool_pairs).
+release, kbroker with each release (see tool_pairs). A scenario marked `only_targets(name, ...)` runs against those
+of the targets only (and an external one).
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     targets = target_names(metafunc.config)
     if "kbroker" in targets and metafunc.definition.get_closest_marker("kbroker_cluster"):
         targets.insert(targets.index("kbroker") + 1, KBROKER_CLUSTER)
+    only = metafunc.definition.get_closest_marker("only_targets")
+    if only is not None:  # an external broker (--bootstrap) is always kept: it is all the user asked for
+        targets = [name for name in targets if name in only.args or name == "external"]
     if "kafka_tools" in metafunc.fixturenames:
         pairs = tool_pairs(metafunc.config, targets)
         metafunc.parametrize(
