@@ -77,6 +77,22 @@ def process_tree(root: int) -> list[Proc]:
     return out
 
 
+def freeze_tree(root: int) -> list[Proc]:
+    """SIGSTOP `root` and its descendants, again until no new one appears (a stopped process cannot start
+    another), and return them all: the whole tree, held still for SIGKILL."""
+    frozen: dict[int, Proc] = {}
+    while True:
+        new = [proc for proc in process_tree(root) if proc.pid not in frozen]
+        if not new:
+            return list(frozen.values())
+        for proc in new:
+            try:
+                os.kill(proc.pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+            frozen[proc.pid] = proc
+
+
 def kill_all(processes: list[Proc], timeout: float = GONE_TIMEOUT_S) -> None:
     """SIGKILL each process by its pid, then wait until none is alive."""
     for proc in processes:
@@ -169,6 +185,9 @@ class StreamingJobProcess:
         except ValueError:
             return
         if isinstance(line, dict):
+            if line.get("event") == "started":
+                # Known from now on, even if the job's Python dies first and its JVM is left an orphan.
+                self._remember_tree()
             with self.changed:
                 self.lines.append(line)
                 self.changed.notify_all()
@@ -210,15 +229,24 @@ class StreamingJobProcess:
         except FileNotFoundError:
             return ""
 
+    def _freeze(self) -> None:
+        assert self.process is not None
+        with self.changed:
+            seen = {proc.pid for proc in self.tree}
+            self.tree += [proc for proc in freeze_tree(self.process.pid) if proc.pid not in seen]
+
     def _remember_tree(self) -> None:
-        if self.process is not None:
+        """Add the job's processes alive now to those to stop (the reader thread and the caller both do)."""
+        if self.process is None:
+            return
+        with self.changed:
             seen = {proc.pid for proc in self.tree}
             self.tree += [proc for proc in process_tree(self.process.pid) if proc.pid not in seen]
 
     def kill(self) -> None:
         """SIGKILL the job's Python and its JVM (and any worker), each by its pid, as a crash would."""
         assert self.process is not None
-        self._remember_tree()
+        self._freeze()
         kill_all(self.tree)
         self.process.wait()
         self._close()
@@ -234,6 +262,7 @@ class StreamingJobProcess:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             code = -signal.SIGKILL
+            self._freeze()
         kill_all(self.tree)
         self.process.wait()
         self._close()
