@@ -11,7 +11,7 @@
   having read exactly the records that offsets by timestamp select.
 
 The jobs run as child processes (`python -m pipelines.streaming`, `python -m pipelines.batch`), each with its own
-Spark driver, with Spark's own Kafka connector. Small event counts, short triggers and event time running at forty
+Spark driver, with Spark's own Kafka connector. Small event counts, short triggers and event time running at fifty
 times the wall clock's pace keep each scenario within a minute or so of CI. The first scenarios check, without
 Spark, the parts the others rely on: the events a seed makes, the reference's windows, the reading of the sink's
 log.
@@ -47,9 +47,9 @@ from tests.conftest import missing_tool
 pytestmark = pytest.mark.timeout(420)
 
 CONNECTOR = "kafka"
-# 3,000 events at 200 a second, 200 ms of event time apart: ten minutes of windows in fifteen seconds.
-COUNT = 3000
-RATE = 200.0
+# 2,000 events at 250 a second, 200 ms of event time apart: almost seven minutes of windows in eight seconds.
+COUNT = 2000
+RATE = 250.0
 INTERVAL_MS = 200
 WATERMARK_DELAY_S = 120
 MAX_LATENESS_MS = 60_000
@@ -325,7 +325,7 @@ def test_pipeline_command_and_batch_report(stock_connector: None, target: Target
         "--top=5",
         f"--max-lateness={MAX_LATENESS_MS // 1000}",
         f"--output={report_path}",
-        f"--log={tmp_path / 'batch-spark.log'}",
+        f"--work-dir={tmp_path / 'batch'}",
     ]
     batch = subprocess.run(
         command, cwd=REPO, capture_output=True, text=True, timeout=BATCH_TIMEOUT_S, check=False

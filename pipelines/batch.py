@@ -151,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, help="write the report here as JSON")
     parser.add_argument(
-        "--log", type=Path, default=Path("pipeline-data/batch-spark.log"), help="Spark's own output"
+        "--work-dir",
+        type=Path,
+        default=Path("pipeline-data/batch"),
+        help="Spark's log (spark.log) and scratch files (default: ./pipeline-data/batch)",
     )
     args = parser.parse_args(argv)
     if (args.from_ is None) != (args.to is None):
@@ -161,7 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from_ms, to_ms = day_range(args.date or datetime.now(UTC).date())
     try:
-        driver = spark_driver.start("kbroker-pipeline-batch", args.connector, args.log)
+        driver = spark_driver.start(
+            "kbroker-pipeline-batch",
+            args.connector,
+            args.work_dir / "spark.log",
+            local_dir=args.work_dir / "local",
+        )
     except spark_driver.PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

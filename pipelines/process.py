@@ -25,7 +25,8 @@ from pipelines.events import format_time
 from pipelines.streaming import AGGREGATES_QUERY, RESULTS_QUERY, StreamingSettings
 
 REPO = Path(__file__).resolve().parent.parent
-STOP_TIMEOUT_S = 60.0
+# the job stops its queries and its JVM, which may write a class-sharing archive first (pipelines/spark.py)
+STOP_TIMEOUT_S = 180.0
 GONE_TIMEOUT_S = 30.0
 
 Line = dict[str, Any]

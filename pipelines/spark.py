@@ -15,10 +15,13 @@ otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
+import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 CONNECTORS = ("kafka", "kbroker")
+# The JVM says nothing about its class-sharing archive (a mismatch only means a slower start).
+QUIET_CDS = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 
 # Two task threads (local[2]) and two shuffle partitions: the aggregates are a few rows per minute of events, and
 # Spark's default of 200 shuffle tasks per micro-batch would cost more than the work itself. A stateful query keeps
@@ -54,6 +59,8 @@ class PipelineError(RuntimeError):
 class Driver:
     spark: SparkSession
     jvm: subprocess.Popen[bytes]
+    # the class-sharing archive this JVM writes at its exit, to keep (see class_sharing)
+    archive_scratch: Path | None = None
 
     @property
     def jvm_pid(self) -> int:
@@ -92,6 +99,70 @@ def connector_jars(connector: str) -> list[Path]:
         raise PipelineError(f"Spark's Kafka connector could not be resolved: {error}") from error
 
 
+def _java() -> Path | None:
+    """The java PySpark starts: JAVA_HOME's, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    try:
+        return Path(candidate).resolve(strict=True) if candidate else None
+    except OSError:
+        return None
+
+
+def class_sharing(jars: list[Path]) -> tuple[list[str], Path | None]:
+    """The driver JVM's options for a class-sharing archive of the classes Spark loads, and the scratch file to
+    keep after a clean exit (None: the archive is there already, or cannot be made).
+
+    Spark's driver loads some ten thousand classes at every start, about a third of its start-up's CPU here. The
+    first JVM (per java, PySpark and connector jars) writes them at its exit (-XX:ArchiveClassesAtExit) into a
+    scratch file that `stop` renames into place; later JVMs map it (-XX:SharedArchiveFile). A JVM whose class path
+    does not match ignores the archive. Archives live under ~/.cache/kbroker/spark-cds, outside any clone."""
+    java = _java()
+    if java is None:
+        return [], None
+    try:
+        import pyspark
+
+        shipped = sorted(p.name for p in (Path(pyspark.__file__).parent / "jars").iterdir())
+        key = "\0".join([str(java), str(java.stat().st_mtime_ns), *shipped, *(str(jar) for jar in jars)])
+    except OSError:
+        return [], None
+    root = kbroker_cache("spark-cds")
+    archive = root / f"spark-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
+    if archive.exists():
+        return [f"-XX:SharedArchiveFile={archive}", *QUIET_CDS], None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        for partial in root.glob(f"{archive.name}.*.partial"):  # left by a JVM killed before its exit
+            pid = partial.name.removeprefix(f"{archive.name}.").split(".")[0]
+            if not Path(f"/proc/{pid}").exists():
+                partial.unlink(missing_ok=True)
+    except OSError:
+        return [], None
+    scratch = root / f"{archive.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
+    return [f"-XX:ArchiveClassesAtExit={scratch}", *QUIET_CDS], scratch
+
+
+def _keep_archive(scratch: Path | None, returncode: int) -> None:
+    """Rename the archive a JVM wrote at its exit into place (all of it or nothing for a concurrent reader); a JVM
+    killed by a signal may have left half of one, which is removed."""
+    if scratch is None:
+        return
+    try:
+        if returncode < 0 or not scratch.exists():
+            scratch.unlink(missing_ok=True)
+        else:
+            os.replace(scratch, scratch.parent / (scratch.name.split(".jsa.", 1)[0] + ".jsa"))
+    except OSError:
+        scratch.unlink(missing_ok=True)
+
+
+def kbroker_cache(name: str) -> Path:
+    """~/.cache/kbroker/<name> (under $XDG_CACHE_HOME when set), as compat/maven.py places its caches."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "kbroker" / name
+
+
 def start(
     app_name: str,
     connector: str,
@@ -99,8 +170,10 @@ def start(
     *,
     master: str = "local[2]",
     conf: Mapping[str, str] | None = None,
+    local_dir: Path | None = None,
 ) -> Driver:
-    """A SparkSession with `connector` ready to use; Spark's own output goes to `log_path`."""
+    """A SparkSession with `connector` ready to use; Spark's own output goes to `log_path`, its scratch files to
+    `local_dir` (default: Spark's, under /tmp)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
@@ -114,6 +187,11 @@ def start(
     jars = connector_jars(connector)
     if jars:
         spark_conf.set("spark.jars", ",".join(str(jar) for jar in jars))
+    if local_dir is not None:
+        spark_conf.set("spark.local.dir", str(local_dir))
+    java_options, scratch = class_sharing(jars)
+    given = spark_conf.get("spark.driver.extraJavaOptions")
+    spark_conf.set("spark.driver.extraJavaOptions", " ".join([*java_options, *([given] if given else [])]))
     # PySpark reads PYSPARK_PYTHON (not spark.pyspark.python) for the Python processes that plan a Python data
     # source's reads and writes.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -133,11 +211,14 @@ def start(
     spark = SparkSession(context)
     if register is not None:
         register(spark)
-    return Driver(spark, jvm)
+    return Driver(spark, jvm, scratch)
 
 
-def stop(driver: Driver, timeout: float = 30.0) -> None:
-    """Stop Spark, then its JVM by its pid (SIGTERM, SIGKILL after `timeout`)."""
+def stop(driver: Driver, timeout: float | None = None) -> None:
+    """Stop Spark, then its JVM by its pid (SIGTERM, SIGKILL after `timeout`: by default 30 s, or two minutes for
+    a JVM that writes the class-sharing archive at its exit)."""
+    if timeout is None:
+        timeout = 30.0 if driver.archive_scratch is None else 120.0
     try:
         driver.spark.stop()
     finally:
@@ -150,3 +231,4 @@ def stop(driver: Driver, timeout: float = 30.0) -> None:
                 driver.jvm.wait()
         if driver.jvm.stdin is not None:  # PySpark's pipe to the JVM, which it never closes itself
             driver.jvm.stdin.close()
+        _keep_archive(driver.archive_scratch, driver.jvm.returncode)

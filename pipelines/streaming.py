@@ -271,7 +271,12 @@ def run(settings: StreamingSettings) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     settings.output.mkdir(parents=True, exist_ok=True)
-    driver = spark_driver.start("kbroker-pipeline-streaming", settings.connector, settings.spark_log)
+    driver = spark_driver.start(
+        "kbroker-pipeline-streaming",
+        settings.connector,
+        settings.spark_log,
+        local_dir=settings.data_dir / "spark-local",
+    )
     try:
         queries = [start_aggregates(driver.spark, settings)]
         emit(
