@@ -93,6 +93,7 @@ class Generator:
         self.stop_event = threading.Event()
         self.events = generate(settings)
         if events_file is not None:
+            events_file.parent.mkdir(parents=True, exist_ok=True)
             events_file.write_bytes(b"")
         self.producer = Producer(
             {

@@ -12,19 +12,26 @@ for the job to have read them all and written every window the final watermark c
 (pipelines/reference.py): the Parquet rows must be exactly those, once each; the results topic, read as upserts
 (the last value per key), must equal them too.
 
-A run writes under --data-dir: the events produced (events.jsonl), the job's checkpoints, its Parquet output and
-Spark's log. A second run on the same data directory and topics resumes the job from its checkpoint; the check
-then counts the earlier run's events too only if they are in events.jsonl, so start the check on fresh topics and a
-fresh data directory (the default topic names carry the seed for that reason).
+Each run has a name (the time it started, e.g. 20261124-100000, or `--name`): its topics are events-NAME and
+event-aggregates-NAME, and it writes under pipeline-data/NAME (`--data-dir`): the events produced (events.jsonl),
+the job's checkpoints, its Parquet output, the job's progress lines and Spark's log. A fresh name per run keeps the
+check honest: a job resumed from an earlier run's checkpoint would have that run's events in its topic and its
+windows already written. Event time runs twenty times faster than the wall clock (100 ms per event at 200 a
+second, so that the watermark closes windows within seconds), except with `--count 0`, where it follows the clock:
+a run without end would otherwise stamp its events ever further in the future.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -39,6 +46,9 @@ from pipelines.streaming import AGGREGATES_QUERY, RESULTS_QUERY, StreamingSettin
 ADMIN_TIMEOUT_S = 60.0
 JOB_START_TIMEOUT_S = 180.0
 PRINT_EVERY_S = 2.0
+# Event time per event in a run with an end: at 200 events a second, twenty times the wall clock's pace, so that a
+# run of half a minute spans ten minutes of windows and the watermark closes most of them before it ends.
+FAST_INTERVAL_MS = 100
 
 
 def ensure_topics(bootstrap: str, topics: list[str], partitions: int, replication_factor: int) -> None:
@@ -123,11 +133,14 @@ def _diff(
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     count = args.count or None
-    events_topic = args.events_topic or f"events-{args.seed}"
-    results_topic = args.results_topic or f"event-aggregates-{args.seed}"
+    name = args.name or datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    events_topic = args.events_topic or f"events-{name}"
+    results_topic = args.results_topic or f"event-aggregates-{name}"
+    if args.interval_ms is None and count is not None:
+        args.interval_ms = FAST_INTERVAL_MS
     settings = StreamingSettings(
         bootstrap=args.bootstrap,
-        data_dir=args.data_dir,
+        data_dir=args.data_dir or Path("pipeline-data") / name,
         connector=args.connector,
         events_topic=events_topic,
         results_topic=results_topic,
@@ -139,39 +152,48 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     ensure_topics(args.bootstrap, [events_topic, results_topic], args.partitions, args.replication_factor)
     event_settings = settings_from(args, count)
     print(
-        f"topics {events_topic} -> {results_topic}; events: {describe(event_settings)}", file=out, flush=True
+        f"run {name}: topics {events_topic} -> {results_topic}, data in {settings.data_dir}\n"
+        f"events: {describe(event_settings)}",
+        file=out,
+        flush=True,
     )
+    generator = Generator(
+        args.bootstrap,
+        events_topic,
+        event_settings,
+        rate=args.rate,
+        count=count,
+        events_file=settings.data_dir / "events.jsonl",
+    )
+    # Ctrl-C (or SIGTERM) stops producing and waiting; the job is then stopped as at a normal end, by its pid.
+    interrupted = threading.Event()
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        interrupted.set()
+        generator.stop()
+
+    previous = {signum: signal.signal(signum, on_interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
     job = StreamingJobProcess(settings)
     job.start()
     try:
-        job.wait_for(
-            lambda lines: any(x.get("event") == "started" for x in lines), JOB_START_TIMEOUT_S, "start"
+        started = _in_background(
+            lambda: job.wait_for(
+                lambda lines: any(x.get("event") == "started" for x in lines), JOB_START_TIMEOUT_S, "start"
+            )
         )
+        if not _wait(started, interrupted, lambda: None):
+            return _interrupted(out)
         print(
             f"streaming job started (pid {job.process.pid if job.process else '?'}, JVM {job.jvm_pid()}, "
             f"Spark's log {settings.spark_log})",
             file=out,
             flush=True,
         )
-        generator = Generator(
-            args.bootstrap,
-            events_topic,
-            event_settings,
-            rate=args.rate,
-            count=count,
-            events_file=settings.data_dir / "events.jsonl",
-        )
-        thread = threading.Thread(target=generator.run, daemon=True)
-        thread.start()
-        try:
-            while thread.is_alive():
-                thread.join(PRINT_EVERY_S)
-                print(status_line(job, generator.stats), file=out, flush=True)
-        except KeyboardInterrupt:
-            generator.stop()
-            thread.join()
-            print("interrupted: stopping", file=out)
-            return 130
+        producing = _in_background(generator.run)
+        if not _wait(
+            producing, interrupted, lambda: print(status_line(job, generator.stats), file=out, flush=True)
+        ):
+            return _interrupted(out)
         stats = generator.stats
         if stats.failed:
             print(f"{stats.failed} events not acknowledged: {stats.errors}", file=out)
@@ -181,22 +203,61 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         print(
             f"waiting for the job to read up to {ends} and reach watermark {format_time(watermark)}", file=out
         )
-        waiter = threading.Thread(
-            target=job.wait_caught_up, args=(ends, watermark, args.timeout), daemon=True
-        )
-        waiter.start()
-        while waiter.is_alive():
-            waiter.join(PRINT_EVERY_S)
-            print(status_line(job, None), file=out, flush=True)
+        waiting = _in_background(lambda: job.wait_caught_up(ends, watermark, args.timeout))
+        if not _wait(waiting, interrupted, lambda: print(status_line(job, None), file=out, flush=True)):
+            return _interrupted(out)
+    except (RuntimeError, TimeoutError) as error:
+        print(f"error: {error}", file=out)
+        return 1
     finally:
         code = job.stop()
         print(f"streaming job stopped (exit status {code})", file=out, flush=True)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print(status_line(job, None), file=out)
     if args.no_check:
         return 0
     ok, report = check(settings, generator.produced)
     print(report, file=out)
     return 0 if ok else 1
+
+
+class _Background(threading.Thread):
+    """A call run in a thread, its exception kept for the caller."""
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        super().__init__(daemon=True)
+        self.call = call
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.call()
+        except BaseException as error:
+            self.error = error
+
+
+def _in_background(call: Callable[[], object]) -> _Background:
+    thread = _Background(call)
+    thread.start()
+    return thread
+
+
+def _wait(thread: _Background, interrupted: threading.Event, tick: Callable[[], None]) -> bool:
+    """Wait for `thread`, calling `tick` every PRINT_EVERY_S; False if interrupted first; its exception raised."""
+    while thread.is_alive():
+        thread.join(PRINT_EVERY_S)
+        if interrupted.is_set():
+            return False
+        tick()
+    if thread.error is not None:
+        raise thread.error
+    return True
+
+
+def _interrupted(out: TextIO) -> int:
+    print("interrupted: stopping", file=out, flush=True)
+    return 130
 
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
@@ -210,11 +271,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     parser.add_argument(
         "--count", type=int, default=6000, help="events to produce; 0: until Ctrl-C (default: 6000)"
     )
-    parser.add_argument(
-        "--data-dir", type=Path, default=Path("pipeline-data"), help="(default: ./pipeline-data)"
-    )
-    parser.add_argument("--events-topic", help="(default: events-SEED)")
-    parser.add_argument("--results-topic", help="(default: event-aggregates-SEED)")
+    parser.add_argument("--name", help="the run's name (default: the time it starts, YYYYmmdd-HHMMSS)")
+    parser.add_argument("--data-dir", type=Path, help="(default: ./pipeline-data/NAME)")
+    parser.add_argument("--events-topic", help="(default: events-NAME)")
+    parser.add_argument("--results-topic", help="(default: event-aggregates-NAME)")
     parser.add_argument("--partitions", type=int, default=3, help="of topics created here (default: 3)")
     parser.add_argument(
         "--replication-factor", type=int, default=1, help="of topics created here (default: 1)"
@@ -228,9 +288,7 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
         "--no-check", action="store_true", help="do not compare the outputs with the reference"
     )
     add_event_arguments(parser)
-    # Event time at twenty times the wall clock's pace (100 ms per event at 200 a second), so that a run of half a
-    # minute spans ten minutes of windows and the watermark closes most of them before the end.
-    parser.set_defaults(rate=200.0, interval_ms=100, max_lateness=60)
+    parser.set_defaults(rate=200.0, max_lateness=60)
     args = parser.parse_args(argv)
     return run(args, out)
 

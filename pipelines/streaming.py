@@ -277,6 +277,9 @@ def run(settings: StreamingSettings) -> int:
         settings.spark_log,
         local_dir=settings.data_dir / "spark-local",
     )
+    # PySpark's SparkContext installs its own SIGINT handler (cancel every job, raise KeyboardInterrupt wherever
+    # the main thread is, even inside a call to the JVM): ours again, to stop the queries in order.
+    signal.signal(signal.SIGINT, on_signal)
     try:
         queries = [start_aggregates(driver.spark, settings)]
         emit(
