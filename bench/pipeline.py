@@ -58,6 +58,15 @@ JOB_TIMEOUT_S = 900.0
 KAFKA_VERSION = "3.9.2"
 
 
+READING = """\
+End to end: events over the time from the first produced to caught up (every window the final watermark closes in
+Parquet and in the results topic). The CPU columns are each process tree's utime + stime over that interval; the
+broker's share is its CPU over the three trees' sum; "run's CPU / 2 cores" is that sum over the two cores' time, so a
+figure well under 100% means the run waited (micro-batch triggers, or other processes on the shared machine: see the
+load average of each round). Wall-clock rates on this shared machine vary by a factor of two between rounds; CPU
+seconds per round vary far less."""
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds of a process and its descendants alive now, with the children each has reaped."""
     total = 0.0
@@ -134,6 +143,7 @@ class Round:
     broker_cpu: float
     spark_cpu: float
     generator_cpu: float
+    load: str = "?"
 
     @property
     def rate(self) -> float:
@@ -296,11 +306,12 @@ def main(argv: list[str] | None = None) -> int:
                         result = one_round(
                             broker, args.events, seed=n + 1, work=work, connector=args.connector
                         )
+                        result.load = load_average()
                         rounds.append(result)
                         print(
                             f"round {n + 1} {broker.name}: {result.rate:,.0f} events/s end to end, "
                             f"broker {result.broker_cpu:.1f} CPU s of {result.total_cpu:.1f} "
-                            f"({result.broker_share:.0%}), load {load_average()}",
+                            f"({result.broker_share:.0%}), load {result.load}",
                             flush=True,
                         )
             finally:
@@ -318,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{began:%Y-%m-%d %H:%M} UTC, {machine()}; kbroker from {description}, "
         f"git {git('describe', '--always', '--dirty')}; connector `{args.connector}`; {args.events:,} events a "
         f"round after a {WARM_UP:,}-event warm-up, {args.rounds} rounds per target, medians.\n\n"
-        f"{summary}\n\nEvery round:\n\n{per_round(rounds)}\n"
+        f"{summary}\n\n{READING}\n\nEvery round:\n\n{per_round(rounds)}\n"
     )
     print(f"written to {args.out}")
     return 0

@@ -246,19 +246,20 @@ def emit(line: dict[str, Any]) -> None:
 
 
 class _Reporter:
-    """Prints each new progress of a query once (recentProgress keeps the last hundred)."""
+    """Prints each new progress of a query once: those of recentProgress (the last hundred, oldest first) that
+    began after the last one printed (timestamps are the triggers' start times, ISO 8601 in UTC, which sort as
+    text)."""
 
     def __init__(self) -> None:
-        self.seen: dict[str, set[tuple[object, object]]] = {}
+        self.last: dict[str, str] = {}
 
     def report(self, query: StreamingQuery) -> None:
         name = query.name or ""
-        seen = self.seen.setdefault(name, set())
         for progress in query.recentProgress:
             raw = json.loads(progress.json)
-            identity = (raw.get("batchId"), raw.get("timestamp"))
-            if identity not in seen:
-                seen.add(identity)
+            timestamp = str(raw.get("timestamp") or "")
+            if timestamp > self.last.get(name, ""):
+                self.last[name] = timestamp
                 emit(progress_line(name, raw))
 
 
