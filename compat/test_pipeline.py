@@ -1,20 +1,20 @@
 """The clickstream pipeline (pipelines/) end to end on real Spark, checked against a reference in plain Python.
 
-- On a kbroker: the streaming job is killed with SIGKILL (its Python and its JVM, each by pid) while events are
-  being produced and it is mid-stream, then started again on its checkpoint; once it has caught up, the Parquet
-  output holds exactly the windows the reference computes from the events produced, each once (the file sink is
-  exactly-once), and the results topic read as upserts (the last value per key: the Kafka sink is at-least-once)
-  holds the same.
+- On a kbroker, with each connector: the streaming job is killed with SIGKILL (its Python and its JVM, each by
+  pid) while events are being produced and it is mid-stream, then started again on its checkpoint; once it has
+  caught up, the Parquet output holds exactly the windows the reference computes from the events produced, each
+  once (the file sink is exactly-once), and the results topic read as upserts (the last value per key: the Kafka
+  sink is at-least-once) holds the same.
 - On a 3-node kbroker cluster (topics at replication factor 3) and on Apache Kafka 3.9.2: the one command
   (`scripts/pipeline`, pipelines/run.py) runs generator and streaming job and checks both outputs itself; then the
   batch job reports on a time range of the same topic, read by timestamp, and must equal the reference's report,
   having read exactly the records that offsets by timestamp select.
 
 The jobs run as child processes (`python -m pipelines.streaming`, `python -m pipelines.batch`), each with its own
-Spark driver, with Spark's own Kafka connector. Small event counts, short triggers and event time running at fifty
-times the wall clock's pace keep each scenario within a minute or so of CI. The first scenarios check, without
-Spark, the parts the others rely on: the events a seed makes, the reference's windows, the reading of the sink's
-log.
+Spark driver, with Spark's own Kafka connector or kbroker's pure-Python one (CONNECTORS below). Small event counts,
+short triggers and event time running at fifty times the wall clock's pace keep each scenario within a minute or so
+of CI. The first scenarios check, without Spark, the parts the others rely on: the events a seed makes, the
+reference's windows, the reading of the sink's log.
 """
 
 from __future__ import annotations
@@ -46,7 +46,12 @@ from tests.conftest import missing_tool
 
 pytestmark = pytest.mark.timeout(420)
 
-CONNECTOR = "kafka"
+# The connectors: Spark's own (its jar) and kbroker's pure-Python data source (kbroker/spark/). The kill -9 scenario
+# runs with each (where the two differ most: the source's offsets in Spark's checkpoint); the one command runs with
+# kbroker's on the cluster and with Spark's own against Apache Kafka (compat/test_spark.py runs both connectors
+# against every target, Apache Kafka included).
+CONNECTORS = ["kafka", "kbroker"]
+COMMAND_CONNECTOR = {"kbroker-cluster": "kbroker", "kafka-3.9.2": "kafka"}
 # 2,000 events at 250 a second, 200 ms of event time apart: almost seven minutes of windows in eight seconds.
 COUNT = 2000
 RATE = 250.0
@@ -60,8 +65,9 @@ BATCH_TIMEOUT_S = 240.0
 
 
 @pytest.fixture(scope="module")
-def stock_connector() -> None:
-    """Spark's own Kafka connector resolved (scripts/test does it first), and Java to run Spark."""
+def spark_ready() -> None:
+    """PySpark and pyarrow installed, Java to run Spark, Spark's own Kafka connector resolved (scripts/test does it
+    first)."""
     if importlib.util.find_spec("pyspark") is None:
         missing_tool("pyspark is not installed (it is in the `test` extra)")
     if importlib.util.find_spec("pyarrow") is None:
@@ -91,14 +97,14 @@ def event_settings(seed: int) -> GeneratorSettings:
 
 
 @pytest.fixture
-def job_settings(target: Target, tmp_path: Path) -> StreamingSettings:
+def job_settings(target: Target, connector: str, tmp_path: Path) -> StreamingSettings:
     events, results_topic = target.topic("pipeline-events"), target.topic("pipeline-results")
     target.create_topic(events, 3)
     target.create_topic(results_topic, 2)
     return StreamingSettings(
         bootstrap=target.bootstrap,
         data_dir=tmp_path / "pipeline",
-        connector=CONNECTOR,
+        connector=connector,
         events_topic=events,
         results_topic=results_topic,
         watermark_delay_s=WATERMARK_DELAY_S,
@@ -222,8 +228,9 @@ def test_committed_files_follow_the_sink_log(tmp_path: Path) -> None:
 
 
 @pytest.mark.only_targets("kbroker")
+@pytest.mark.parametrize("connector", CONNECTORS)
 def test_killed_driver_restarts_without_loss_or_double_counting(
-    stock_connector: None, target: Target, job_settings: StreamingSettings, jobs: list[StreamingJobProcess]
+    spark_ready: None, target: Target, job_settings: StreamingSettings, jobs: list[StreamingJobProcess]
 ) -> None:
     """kill -9 of the streaming job (its Python and its JVM) mid-stream, a restart on the same checkpoint, and the
     outputs equal the reference: nothing lost, nothing counted twice."""
@@ -278,15 +285,16 @@ def test_killed_driver_restarts_without_loss_or_double_counting(
 
 @pytest.mark.kbroker_cluster
 @pytest.mark.only_targets("kbroker-cluster", "kafka-3.9.2")
-def test_pipeline_command_and_batch_report(stock_connector: None, target: Target, tmp_path: Path) -> None:
+def test_pipeline_command_and_batch_report(spark_ready: None, target: Target, tmp_path: Path) -> None:
     """The one command (generator + streaming job + its own check of both outputs), then the batch report of a
     range of event time, read by timestamp."""
+    connector = COMMAND_CONNECTOR.get(target.name, "kafka")
     events_topic, results_topic = target.topic("pipeline-events"), target.topic("pipeline-results")
     data_dir = tmp_path / "pipeline"
     out = io.StringIO()
     argv = [
         f"--bootstrap={target.bootstrap}",
-        f"--connector={CONNECTOR}",
+        f"--connector={connector}",
         f"--data-dir={data_dir}",
         f"--events-topic={events_topic}",
         f"--results-topic={results_topic}",
@@ -317,7 +325,7 @@ def test_pipeline_command_and_batch_report(stock_connector: None, target: Target
         "-m",
         "pipelines.batch",
         f"--bootstrap={target.bootstrap}",
-        f"--connector={CONNECTOR}",
+        f"--connector={connector}",
         f"--topic={events_topic}",
         f"--from={from_ms}",
         f"--to={to_ms}",

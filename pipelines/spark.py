@@ -16,7 +16,6 @@ otherwise.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import shutil
 import subprocess
@@ -75,14 +74,13 @@ def source_format(connector: str) -> str:
 
 
 def _kbroker_register() -> Callable[[SparkSession], None]:
-    """kbroker.spark.register, checked before a JVM starts for nothing."""
+    """kbroker.spark.register, imported before a JVM starts for nothing."""
     try:
-        module = importlib.import_module("kbroker.spark")
+        from kbroker.spark import register
     except ImportError as error:
         raise PipelineError(
-            f"--connector kbroker needs kbroker.spark, the pure-Python data source ({error})"
+            f"--connector kbroker needs kbroker.spark and the `spark` extra ({error})"
         ) from error
-    register: Callable[[SparkSession], None] = module.register
     return register
 
 
@@ -109,14 +107,16 @@ def _java() -> Path | None:
         return None
 
 
-def class_sharing(jars: list[Path]) -> tuple[list[str], Path | None]:
+def class_sharing() -> tuple[list[str], Path | None]:
     """The driver JVM's options for a class-sharing archive of the classes Spark loads, and the scratch file to
     keep after a clean exit (None: the archive is there already, or cannot be made).
 
     Spark's driver loads some ten thousand classes at every start, about a third of its start-up's CPU here. The
-    first JVM (per java, PySpark and connector jars) writes them at its exit (-XX:ArchiveClassesAtExit) into a
-    scratch file that `stop` renames into place; later JVMs map it (-XX:SharedArchiveFile). A JVM whose class path
-    does not match ignores the archive. Archives live under ~/.cache/kbroker/spark-cds, outside any clone."""
+    first JVM (per java and PySpark) writes them at its exit (-XX:ArchiveClassesAtExit) into a scratch file that
+    `stop` renames into place; later JVMs map it (-XX:SharedArchiveFile). A JVM whose class path does not match
+    ignores the archive. The connector's jars (spark.jars) do not count: Spark loads them through a class loader of
+    its own, whose classes the JVM does not archive. Archives live under ~/.cache/kbroker/spark-cds, outside any
+    clone."""
     java = _java()
     if java is None:
         return [], None
@@ -124,7 +124,7 @@ def class_sharing(jars: list[Path]) -> tuple[list[str], Path | None]:
         import pyspark
 
         shipped = sorted(p.name for p in (Path(pyspark.__file__).parent / "jars").iterdir())
-        key = "\0".join([str(java), str(java.stat().st_mtime_ns), *shipped, *(str(jar) for jar in jars)])
+        key = "\0".join([str(java), str(java.stat().st_mtime_ns), *shipped])
     except OSError:
         return [], None
     root = kbroker_cache("spark-cds")
@@ -144,15 +144,19 @@ def class_sharing(jars: list[Path]) -> tuple[list[str], Path | None]:
 
 
 def _keep_archive(scratch: Path | None, returncode: int) -> None:
-    """Rename the archive a JVM wrote at its exit into place (all of it or nothing for a concurrent reader); a JVM
-    killed by a signal may have left half of one, which is removed."""
+    """Rename the archive a JVM wrote at its exit into place (all of it or nothing for a concurrent reader) and drop
+    older ones; a JVM killed by a signal may have left half of one, which is removed."""
     if scratch is None:
         return
     try:
         if returncode < 0 or not scratch.exists():
             scratch.unlink(missing_ok=True)
         else:
-            os.replace(scratch, scratch.parent / (scratch.name.split(".jsa.", 1)[0] + ".jsa"))
+            archive = scratch.parent / (scratch.name.split(".jsa.", 1)[0] + ".jsa")
+            os.replace(scratch, archive)
+            for old in scratch.parent.glob("spark-*.jsa"):  # for another java or PySpark
+                if old != archive:
+                    old.unlink(missing_ok=True)
     except OSError:
         scratch.unlink(missing_ok=True)
 
@@ -189,7 +193,7 @@ def start(
         spark_conf.set("spark.jars", ",".join(str(jar) for jar in jars))
     if local_dir is not None:
         spark_conf.set("spark.local.dir", str(local_dir))
-    java_options, scratch = class_sharing(jars)
+    java_options, scratch = class_sharing()
     given = spark_conf.get("spark.driver.extraJavaOptions")
     spark_conf.set("spark.driver.extraJavaOptions", " ".join([*java_options, *([given] if given else [])]))
     # PySpark reads PYSPARK_PYTHON (not spark.pyspark.python) for the Python processes that plan a Python data
