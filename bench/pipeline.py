@@ -1,6 +1,7 @@
 """The clickstream pipeline's end-to-end throughput, and the broker's share of the CPU it costs.
 
-    .venv/bin/python bench/pipeline.py                          # kbroker and Apache Kafka 3.9.2, 3 rounds each
+    .venv/bin/python bench/pipeline.py                          # kbroker and Apache Kafka 3.9.2, each with
+                                                                # both connectors, 3 rounds each
     .venv/bin/python bench/pipeline.py --kbroker-rev HEAD       # kbroker from the last commit
     .venv/bin/python bench/pipeline.py --quick                  # one small round on kbroker, prints only
 
@@ -19,13 +20,15 @@ Reported, medians over the rounds: end-to-end events/s (N over the time from the
 up), the generator's own rate (N over the time to the last acknowledgement), and CPU seconds (utime + stime from
 /proc/PID/stat, children included once reaped) of the broker process(es), of the Spark job (its Python, its JVM and
 any Python worker) and of the generator (this process), over the same interval. The broker's share is its CPU over
-the sum of the three; the machine's share is that sum over two cores times the wall time. Rounds alternate between
-the targets, so that both see the same machine.
+the sum of the three; the machine's share is that sum over two cores times the wall time. Each round runs every
+broker with every connector (Spark's own, `kafka`, and kbroker's pure-Python `kbroker`), so that all see the same
+machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import statistics
@@ -222,7 +225,7 @@ def one_round(broker: Broker, events: int, seed: int, work: Path, connector: str
         )
     shutil.rmtree(settings.data_dir, ignore_errors=True)
     return Round(
-        target=broker.name,
+        target=f"{broker.name}, format({connector!r})",
         events=events,
         wall_s=finished - started,
         produce_s=produced - started,
@@ -278,7 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--events", type=int, default=100_000, help="events per round (default: 100000)")
     parser.add_argument("--rounds", type=int, default=3, help="per target (default: 3)")
-    parser.add_argument("--connector", choices=("kafka", "kbroker"), default="kafka", help="(default: kafka)")
+    parser.add_argument(
+        "--connectors",
+        default="kafka,kbroker",
+        help="Spark's `kafka` and/or kbroker's `kbroker`, comma-separated (default: kafka,kbroker)",
+    )
     parser.add_argument("--kafka", default=KAFKA_VERSION, help="the Apache Kafka to compare with, or `none`")
     parser.add_argument(
         "--kbroker-rev", action="append", help="run kbroker from this commit (default: the tree)"
@@ -288,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results-pipeline.md")
     args = parser.parse_args(argv)
+    connectors = [name.strip() for name in args.connectors.split(",") if name.strip()]
+    if not set(connectors) <= {"kafka", "kbroker"}:
+        parser.error(f"unknown connector in {args.connectors!r}")
     if args.quick:
         args.events, args.rounds, args.kafka = 20_000, 1, "none"
     work = Path(tempfile.mkdtemp(prefix="kbroker-bench-pipeline-"))
@@ -302,14 +312,12 @@ def main(argv: list[str] | None = None) -> int:
                 broker.start()
             try:
                 for n in range(args.rounds):
-                    for broker in brokers:
-                        result = one_round(
-                            broker, args.events, seed=n + 1, work=work, connector=args.connector
-                        )
+                    for broker, connector in itertools.product(brokers, connectors):
+                        result = one_round(broker, args.events, seed=n + 1, work=work, connector=connector)
                         result.load = load_average()
                         rounds.append(result)
                         print(
-                            f"round {n + 1} {broker.name}: {result.rate:,.0f} events/s end to end, "
+                            f"round {n + 1} {result.target}: {result.rate:,.0f} events/s end to end, "
                             f"broker {result.broker_cpu:.1f} CPU s of {result.total_cpu:.1f} "
                             f"({result.broker_share:.0%}), load {result.load}",
                             flush=True,
@@ -327,8 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(
         "# The pipeline's end-to-end throughput (bench/pipeline.py)\n\n"
         f"{began:%Y-%m-%d %H:%M} UTC, {machine()}; kbroker from {description}, "
-        f"git {git('describe', '--always', '--dirty')}; connector `{args.connector}`; {args.events:,} events a "
-        f"round after a {WARM_UP:,}-event warm-up, {args.rounds} rounds per target, medians.\n\n"
+        f"git {git('describe', '--always', '--dirty')}; {args.events:,} events a "
+        f"round after a {WARM_UP:,}-event warm-up, {args.rounds} rounds per target and connector, medians.\n\n"
         f"{summary}\n\n{READING}\n\nEvery round:\n\n{per_round(rounds)}\n"
     )
     print(f"written to {args.out}")
