@@ -264,13 +264,14 @@ def table(rounds: list[Round]) -> str:
 
 def per_round(rounds: list[Round]) -> str:
     lines = [
-        "| round | target | wall s | events/s | produce s | broker CPU s | Spark CPU s | generator CPU s |"
+        "| round | target | wall s | events/s | produce s | broker CPU s | Spark CPU s | generator CPU s "
+        "| load average after |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    lines.append("|---|---|---|---|---|---|---|---|")
     for n, r in enumerate(rounds, 1):
         lines.append(
             f"| {n} | {r.target} | {r.wall_s:.1f} | {r.rate:,.0f} | {r.produce_s:.1f} | {r.broker_cpu:.1f} "
-            f"| {r.spark_cpu:.1f} | {r.generator_cpu:.1f} |"
+            f"| {r.spark_cpu:.1f} | {r.generator_cpu:.1f} | {r.load} |"
         )
     return "\n".join(lines)
 
