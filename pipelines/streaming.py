@@ -129,8 +129,9 @@ def windowed(events: DataFrame, spec: WindowSpec) -> DataFrame:
 
 def window_aggregates(events: DataFrame, watermark_delay_s: int) -> DataFrame:
     """De-duplicated events → per window kind, window and event type: events and summed amounts (the schema of
-    aggregate_schema). One aggregation over the union of every windowing, so that each kind is one more key, not
-    one more stateful operator downstream."""
+    aggregate_schema). One aggregation over the union of every windowing, each kind one more key, so that one query
+    writes them all. (A streaming plan is a tree: the de-duplication below the union runs once per windowing, each
+    with its own state, and both drop the same copies.)"""
     from pyspark.sql import functions as F
 
     deduplicated = events.withWatermark(
