@@ -28,6 +28,7 @@ from kbroker.clock import Clock, SystemClock
 from kbroker.cluster.etcd_metadata import EtcdMetadata
 from kbroker.common import ConfigError, StartupError
 from kbroker.config import BrokerConfig
+from kbroker.connection import ListenerRuntime
 from kbroker.coordinator.coordinator import CoordinatorConfig
 from kbroker.coordinator.group import GroupConfig
 from kbroker.coordinator.wiring import GroupService, OffsetsTopicSettings
@@ -43,7 +44,15 @@ from kbroker.metadata.local import LocalMetadata
 from kbroker.metadata.meta_properties import read_or_create_cluster_id
 from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import ReplicaManager, ReplicationSettings
-from kbroker.server import open_listener, serve
+from kbroker.security.authorizer import AclAuthorizer, build_authorizer
+from kbroker.security.connections import ConnectionQuotas
+from kbroker.security.image import SecurityChange
+from kbroker.security.quotas import ClientQuotas
+from kbroker.security.sasl import SaslAuthenticator
+from kbroker.security.scram import AddScram, ScramCredential
+from kbroker.security.settings import ListenerSecurity, listener_security
+from kbroker.security.tls import ReloadingContext
+from kbroker.server import BoundListener, open_listener, serve
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +95,13 @@ class Broker:
     groups: GroupService
     services: BrokerServices
     dispatcher: RequestDispatcher
-    listeners: list[trio.socket.SocketType]
+    listeners: list[tuple[BoundListener, ListenerRuntime]]
+    connection_quotas: ConnectionQuotas
+    add_scram: tuple[AddScram, ...] = ()
+
+    def port_of(self, listener: str) -> int:
+        """The port a listener (by name) is bound to."""
+        return next(b.port for b, _ in self.listeners if b.listener.name == listener.upper())
 
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
         """Start every service in dependency order, the listener last; started with the port it listens on. Runs
@@ -96,13 +111,22 @@ class Broker:
             await nursery.start(self.committer.run)
             await nursery.start(self.replicas.run)
             await nursery.start(self.metadata.run)
+            if self.add_scram:
+                # A first credential of each user named at start (kafka-storage format --add-scram), kept if the
+                # user already has one: a restart with the same arguments does not undo a password change.
+                await self.metadata.alter_security(
+                    SecurityChange(
+                        scram_upserts={(a.user, a.mechanism): a.credential for a in self.add_scram},
+                        scram_only_if_absent=True,
+                    )
+                )
             await nursery.start(self.groups.run)
             if config.log_cleaner_enable:
                 cleaner = LogCleaner(
                     self.logs, backoff_ms=config.log_cleaner_backoff_ms, clock=self.clock.now_ms
                 )
                 nursery.start_soon(cleaner.run)
-            await nursery.start(serve, self.listeners, self.dispatcher, config.socket_request_max_bytes)
+            await nursery.start(serve, self.listeners, self.dispatcher, self.connection_quotas)
             log.info(
                 "broker %d started (%s, data in %s)",
                 config.node_id,
@@ -114,18 +138,28 @@ class Broker:
 
 @asynccontextmanager
 async def open_broker(
-    config: BrokerConfig, *, clock: Clock | None = None, metadata: MetadataService | None = None
+    config: BrokerConfig,
+    *,
+    clock: Clock | None = None,
+    metadata: MetadataService | None = None,
+    add_scram: tuple[AddScram, ...] = (),
 ) -> AsyncIterator[Broker]:
-    """Lock the data directory, bind the listener, recover the logs and build every service; closes the logs on
-    exit. `metadata` defaults to what the config asks for (etcd with --metadata, else the single node's files); tests
-    may pass another implementation of the same interfaces."""
+    """Check the security settings, lock the data directory, bind the listeners, recover the logs and build every
+    service; closes the logs on exit. `metadata` defaults to what the config asks for (etcd with --metadata, else
+    the single node's files); tests may pass another implementation of the same interfaces. `add_scram` are the
+    credentials of `kbroker serve --add-scram`."""
     clock = clock or SystemClock()
+    security = [listener_security(config, listener) for listener in config.listeners]
+    runtimes = [_listener_runtime(config, s) for s in security]
     with locked_data_dir(config.data_dir):
-        listeners = await open_listener(config.listener)
+        bound: list[BoundListener] = []
         try:
-            port: int = listeners[0].getsockname()[1]
+            for listener in config.listeners:
+                bound.append(await open_listener(listener))
+            ports = {b.listener.name: b.port for b in bound}
+            port = ports[config.inter_broker_listener_name]
             if metadata is None:
-                metadata = _metadata_for(config, port)
+                metadata = _metadata_for(config, ports)
 
             # Recovery. Logs of topics the metadata does not name yet (a cluster node before its first image) open
             # with the default settings for recovery only: retention and the cleaner leave them alone until their
@@ -135,32 +169,55 @@ async def open_broker(
             }
             logs = LogManager(config.data_dir, config.log_defaults, topic_configs, now_ms=clock.now_ms())
             try:
-                yield _assemble(config, clock, port, logs, metadata, listeners)
+                broker = _assemble(config, clock, port, logs, metadata, list(zip(bound, runtimes, strict=True)),
+                                   security)  # fmt: skip
+                broker.add_scram = add_scram
+                yield broker
             finally:
                 logs.close_all()
         finally:
-            for sock in listeners:
-                sock.close()
+            for b in bound:
+                b.close()
 
 
 async def run_broker(
-    config: BrokerConfig, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+    config: BrokerConfig,
+    *,
+    add_scram: tuple[AddScram, ...] = (),
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run a broker until cancelled; started with the port it listens on."""
-    async with open_broker(config) as broker:
+    async with open_broker(config, add_scram=add_scram) as broker:
         await broker.run(task_status=task_status)
 
 
-def _metadata_for(config: BrokerConfig, port: int) -> MetadataService:
-    """What differs between a single node and a cluster."""
-    advertised = config.advertised_listener
-    host, advertised_port = advertised.host or "127.0.0.1", advertised.port or port
+def _listener_runtime(config: BrokerConfig, security: ListenerSecurity) -> ListenerRuntime:
+    return ListenerRuntime(
+        listener=security.listener,
+        max_request_bytes=config.socket_request_max_bytes,
+        tls=ReloadingContext(security.tls) if security.tls is not None else None,
+        sasl_max_receive_size=security.sasl.max_receive_size if security.sasl is not None else 524288,
+        idle_timeout_s=config.connections_max_idle_ms / 1000
+        if config.connections_max_idle_ms > 0
+        else float("inf"),
+    )
+
+
+def _metadata_for(config: BrokerConfig, ports: dict[str, int]) -> MetadataService:
+    """What differs between a single node and a cluster. The node registers every advertised listener; host and
+    port are the inter-broker listener's (what followers connect to)."""
+    endpoints = {
+        a.name: (a.host or "127.0.0.1", a.port or ports[a.name]) for a in config.advertised_listeners
+    }
+    host, advertised_port = endpoints[config.inter_broker_listener_name]
     cluster_id = read_or_create_cluster_id(config.data_dir, config.node_id)
     if not config.cluster_mode:
-        return LocalMetadata(config, cluster_id, host, advertised_port)
-    if advertised.port == 0:
-        raise ConfigError("a cluster node needs a fixed listener port: other nodes and clients connect to it")
-    return EtcdMetadata(config, cluster_id, host, advertised_port)
+        return LocalMetadata(config, cluster_id, host, advertised_port, endpoints)
+    if any(a.port == 0 for a in config.advertised_listeners):
+        raise ConfigError(
+            "a cluster node needs fixed listener ports: other nodes and clients connect to them"
+        )
+    return EtcdMetadata(config, cluster_id, host, advertised_port, endpoints)
 
 
 def _assemble(
@@ -169,7 +226,8 @@ def _assemble(
     port: int,
     logs: LogManager,
     metadata: MetadataService,
-    listeners: list[trio.socket.SocketType],
+    listeners: list[tuple[BoundListener, ListenerRuntime]],
+    security: list[ListenerSecurity],
 ) -> Broker:
     purgatory = Purgatory()
 
@@ -210,6 +268,25 @@ def _assemble(
     # Roles first, then the coordinator's ownership, which follows them.
     metadata.subscribe(replicas.apply_metadata)
     metadata.subscribe(groups.on_metadata)
+    authorizer = build_authorizer(
+        config.authorizer_class_name, config.super_users, config.allow_everyone_if_no_acl_found
+    )
+    if isinstance(authorizer, AclAuthorizer):
+        metadata.subscribe(authorizer.on_metadata)
+    quotas = ClientQuotas(config.quota_window_num, config.quota_window_size_seconds)
+    metadata.subscribe(quotas.on_metadata)
+
+    def scram_lookup(user: str, mechanism: str) -> ScramCredential | None:
+        return metadata.image().security.scram.get((user, mechanism))
+
+    sasl_listeners = {s.listener.name: s.sasl for s in security if s.sasl is not None}
+    sasl = (
+        SaslAuthenticator(
+            sasl_listeners, scram_lookup, clock, config.connection_failed_authentication_delay_ms
+        )
+        if sasl_listeners
+        else None
+    )
     services = BrokerServices(
         config=config,
         clock=clock,
@@ -219,6 +296,10 @@ def _assemble(
         replicas=replicas,
         groups=groups.runtime,
         coordinators=groups,
+        security_admin=metadata,
+        sasl=sasl,
+        authorizer=authorizer,
+        quotas=quotas,
     )
     return Broker(
         config=config,
@@ -232,6 +313,12 @@ def _assemble(
         services=services,
         dispatcher=RequestDispatcher(services, HANDLERS),
         listeners=listeners,
+        connection_quotas=ConnectionQuotas(
+            max_connections=int(config.raw("max.connections") or 2**31 - 1),
+            max_per_ip=config.max_connections_per_ip,
+            per_ip_overrides=config.max_connections_per_ip_overrides,
+            per_listener={s.listener.name: s.max_connections for s in security},
+        ),
     )
 
 

@@ -11,12 +11,14 @@ import argparse
 import logging
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 
 import trio
 
 from kbroker.common import ConfigError, StartupError
 from kbroker.config import BROKER_CONFIGS, BrokerConfig, parse_properties
+from kbroker.security.scram import AddScram, parse_add_scram
 
 log = logging.getLogger("kbroker")
 
@@ -40,9 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument("--data-dir", help="data directory (log.dirs) [default ./kbroker-data]")
-    serve.add_argument("--listeners", help="PLAINTEXT://HOST:PORT [default PLAINTEXT://127.0.0.1:9092]")
     serve.add_argument(
-        "--advertised-listeners", help="PLAINTEXT://HOST:PORT given to clients [default: --listeners]"
+        "--listeners",
+        help="NAME://HOST:PORT,… e.g. SASL_SSL://127.0.0.1:9094,PLAINTEXT://127.0.0.1:9092 "
+        "[default PLAINTEXT://127.0.0.1:9092]",
+    )
+    serve.add_argument(
+        "--advertised-listeners",
+        help="NAME://HOST:PORT,… given to clients of each listener [default: --listeners]",
     )
     serve.add_argument("--config", type=Path, help="a properties file of broker configs")
     serve.add_argument(
@@ -55,6 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--node-id", type=int, help="this broker's id (node.id) [default 0]")
     serve.add_argument(
         "--metadata", help="etcd://HOST:PORT[,HOST:PORT…]: join a cluster whose metadata lives in etcd"
+    )
+    serve.add_argument(
+        "--add-scram",
+        action="append",
+        default=[],
+        metavar="'SCRAM-SHA-512=[name=USER,password=PASSWORD]'",
+        help="a first SCRAM credential, in kafka-storage format's syntax (repeatable; a user's existing credential "
+        "for that mechanism is kept)",
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING [default INFO]")
     from kbroker.replication import topics_tool
@@ -106,13 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         config = config_from_args(args)
+        add_scram = tuple(parse_add_scram(text) for text in args.add_scram)
     except (ConfigError, OSError) as exc:
         print(f"kbroker: {exc}", file=sys.stderr)
         return 2
-    return serve(config)
+    return serve(config, add_scram)
 
 
-def serve(config: BrokerConfig) -> int:
+def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = ()) -> int:
     """Run the broker until SIGTERM/SIGINT; the exit status."""
     # Imported here: `kbroker topics` and `--help` need none of the broker.
     from kbroker.app import run_broker
@@ -129,7 +145,7 @@ def serve(config: BrokerConfig) -> int:
 
                 # Signals are watched before anything starts, so a broker can be stopped during start-up too.
                 nursery.start_soon(stop_on_signal)
-                await nursery.start(run_broker, config)
+                await nursery.start(partial(run_broker, config, add_scram=add_scram))
 
     try:
         trio.run(run)

@@ -28,6 +28,13 @@ class ConfigDef:
     doc: str
     # the topic-level config this broker setting supplies the default of (Kafka's "synonym")
     topic_config: str | None = None
+    # may be set for one listener as listener.name.<listener>.<name>
+    per_listener: bool = False
+
+    @property
+    def sensitive(self) -> bool:
+        """Kafka's PASSWORD type: never shown by DescribeConfigs or in logs."""
+        return self.type == "password"
 
 
 _DEFS = [
@@ -38,13 +45,34 @@ _DEFS = [
     ),
     ConfigDef("log.dir", "string", "./kbroker-data", "Data directory when log.dirs is unset."),
     ConfigDef(
-        "listeners", "string", "PLAINTEXT://127.0.0.1:9092", "Where to listen, as PLAINTEXT://HOST:PORT."
+        "listeners",
+        "string",
+        "PLAINTEXT://127.0.0.1:9092",
+        "Where to listen: NAME://HOST:PORT, comma-separated (names are security protocols or mapped ones).",
     ),
     ConfigDef(
         "advertised.listeners",
         "string",
         None,
-        "What Metadata tells clients to connect to (default: listeners).",
+        "What Metadata tells clients of each listener to connect to (default: listeners).",
+    ),
+    ConfigDef(
+        "listener.security.protocol.map",
+        "string",
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+        "Listener name to security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).",
+    ),
+    ConfigDef(
+        "inter.broker.listener.name",
+        "string",
+        None,
+        "The listener followers fetch from leaders on (default: the one named security.inter.broker.protocol).",
+    ),
+    ConfigDef(
+        "security.inter.broker.protocol",
+        "string",
+        "PLAINTEXT",
+        "The security protocol between brokers, when inter.broker.listener.name is unset.",
     ),
     ConfigDef("num.partitions", "int", "1", "Partitions of an auto-created or unspecified-count topic."),
     ConfigDef("default.replication.factor", "int", "1", "Replicas of a topic created without one."),
@@ -166,7 +194,177 @@ _DEFS = [
     ),
 ]
 
+
+# Security: TLS, SASL, authorization, quotas and connection limits (kbroker/security/). Those marked per_listener may
+# also be given as listener.name.<listener>.<config> (and sasl.jaas.config as listener.name.<l>.<mechanism>.…).
+_SECURITY_DEFS = [
+    ConfigDef("ssl.keystore.type", "string", "JKS", "PEM or PKCS12 (JKS is not read).", per_listener=True),
+    ConfigDef(
+        "ssl.keystore.location",
+        "string",
+        None,
+        "Key store file: the key and its certificate chain.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "ssl.keystore.password", "password", None, "Password of a PKCS12 key store.", per_listener=True
+    ),
+    ConfigDef(
+        "ssl.key.password", "password", None, "Password of an encrypted private key.", per_listener=True
+    ),
+    ConfigDef(
+        "ssl.keystore.certificate.chain", "password", None, "Inline PEM certificate chain.", per_listener=True
+    ),
+    ConfigDef("ssl.keystore.key", "password", None, "Inline PEM private key (PKCS#8).", per_listener=True),
+    ConfigDef("ssl.truststore.type", "string", "JKS", "PEM or PKCS12 (JKS is not read).", per_listener=True),
+    ConfigDef("ssl.truststore.location", "string", None, "Trusted CA certificates file.", per_listener=True),
+    ConfigDef(
+        "ssl.truststore.password", "password", None, "Password of a PKCS12 trust store.", per_listener=True
+    ),
+    ConfigDef(
+        "ssl.truststore.certificates", "password", None, "Inline PEM trusted certificates.", per_listener=True
+    ),
+    ConfigDef(
+        "ssl.client.auth",
+        "string",
+        "none",
+        "Client certificates: required, requested or none.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "ssl.enabled.protocols",
+        "list",
+        "TLSv1.2,TLSv1.3",
+        "TLS versions allowed (1.2 and 1.3).",
+        per_listener=True,
+    ),
+    ConfigDef("ssl.protocol", "string", "TLSv1.3", "The TLS protocol of the context.", per_listener=True),
+    ConfigDef(
+        "ssl.cipher.suites",
+        "list",
+        None,
+        "Cipher suites (OpenSSL names; default: Python's).",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "ssl.endpoint.identification.algorithm",
+        "string",
+        "https",
+        "Host name check of the leader's certificate by followers; empty: none.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "ssl.principal.mapping.rules",
+        "string",
+        "DEFAULT",
+        "Rules mapping a client certificate's DN to a principal name (RULE:pattern/replacement/[LU], DEFAULT).",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "sasl.enabled.mechanisms",
+        "list",
+        "GSSAPI",
+        "SASL mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "sasl.mechanism.inter.broker.protocol", "string", "GSSAPI", "SASL mechanism followers log in with."
+    ),
+    ConfigDef(
+        "sasl.jaas.config",
+        "password",
+        None,
+        "JAAS login module of a listener's mechanism (PLAIN users as user_NAME=\"password\"; the broker's own "
+        "username/password for the inter-broker listener).",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "sasl.server.max.receive.size",
+        "int",
+        "524288",
+        "Largest frame accepted before authentication.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "connections.max.reauth.ms",
+        "long",
+        "0",
+        "Session lifetime of a SASL login; the client must re-authenticate before it ends (0: never).",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "connection.failed.authentication.delay.ms",
+        "int",
+        "100",
+        "Delay of the answer to a failed login.",
+    ),
+    ConfigDef(
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "string",
+        None,
+        "JWKS that OAUTHBEARER tokens are verified against (https:// or file://).",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "long",
+        "3600000",
+        "How often the JWKS is read again.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "sasl.oauthbearer.expected.audience",
+        "list",
+        None,
+        "Accepted aud claims (any of them).",
+        per_listener=True,
+    ),
+    ConfigDef("sasl.oauthbearer.expected.issuer", "string", None, "Required iss claim.", per_listener=True),
+    ConfigDef(
+        "sasl.oauthbearer.sub.claim.name", "string", "sub", "Claim naming the principal.", per_listener=True
+    ),
+    ConfigDef(
+        "sasl.oauthbearer.scope.claim.name", "string", "scope", "Claim holding the scopes.", per_listener=True
+    ),
+    ConfigDef(
+        "sasl.oauthbearer.clock.skew.seconds",
+        "int",
+        "30",
+        "Clock skew allowed on exp/nbf/iat.",
+        per_listener=True,
+    ),
+    ConfigDef(
+        "authorizer.class.name",
+        "string",
+        "",
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACL enforcement on.",
+    ),
+    ConfigDef("super.users", "string", None, "Principals allowed everything, e.g. User:admin;User:broker."),
+    ConfigDef(
+        "allow.everyone.if.no.acl.found",
+        "boolean",
+        "false",
+        "Allow an action on a resource with no ACL at all.",
+    ),
+    ConfigDef(
+        "max.connections", "int", "2147483647", "Connections the broker accepts at once.", per_listener=True
+    ),
+    ConfigDef("max.connections.per.ip", "int", "2147483647", "Connections from one IP address at once."),
+    ConfigDef(
+        "max.connections.per.ip.overrides",
+        "string",
+        "",
+        "Per-address limits: HOST:N,HOST:N (override the above).",
+    ),
+    ConfigDef("connections.max.idle.ms", "long", "600000", "An idle connection is closed after this."),
+    ConfigDef("quota.window.num", "int", "11", "Samples kept to measure client quota rates."),
+    ConfigDef("quota.window.size.seconds", "int", "1", "Length of one quota sample."),
+]
+
+_DEFS += _SECURITY_DEFS
 BROKER_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in _DEFS}
+LISTENER_PREFIX = "listener.name."
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 # Kafka's topic-level configs that we honour, with the broker setting that gives each its default.
 TOPIC_CONFIG_SYNONYMS: dict[str, str] = {d.topic_config: d.name for d in _DEFS if d.topic_config}
@@ -198,25 +396,110 @@ def parse_properties(text: str) -> dict[str, str]:
     return out
 
 
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
 @dataclass(frozen=True, slots=True)
 class Listener:
     name: str
+    """The listener's name (upper case): a security protocol's name, or one mapped by listener.security.protocol.map."""
     host: str
     port: int
+    security_protocol: str = "PLAINTEXT"
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
 
-def parse_listener(text: str) -> Listener:
-    """PLAINTEXT://HOST:PORT (HOST may be empty for all interfaces, [v6] bracketed)."""
+def parse_protocol_map(text: str) -> dict[str, str]:
+    """listener.security.protocol.map: NAME:PROTOCOL,NAME:PROTOCOL."""
+    out: dict[str, str] = {}
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        name, sep, protocol = item.partition(":")
+        protocol = protocol.strip().upper()
+        if not sep or not name.strip() or protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(
+                f"listener.security.protocol.map: {item!r} is not NAME:PROTOCOL "
+                f"(PROTOCOL one of {', '.join(SECURITY_PROTOCOLS)})"
+            )
+        out[name.strip().upper()] = protocol
+    return out
+
+
+def parse_listener(text: str, protocol_map: Mapping[str, str] | None = None) -> Listener:
+    """NAME://HOST:PORT (HOST may be empty for all interfaces, [v6] bracketed); NAME's security protocol comes from
+    listener.security.protocol.map (Kafka's default maps each protocol's own name to itself)."""
     if "://" not in text:
         raise ConfigError(f"listener {text!r} is not NAME://HOST:PORT")
     name, rest = text.split("://", 1)
-    if name.upper() != "PLAINTEXT":
-        raise ConfigError(f"listener {text!r}: only PLAINTEXT is supported (no TLS or SASL yet)")
+    name = name.strip().upper()
+    protocols = protocol_map if protocol_map is not None else {p: p for p in SECURITY_PROTOCOLS}
+    if name not in protocols:
+        raise ConfigError(
+            f"listener {text!r}: no security protocol for {name} in listener.security.protocol.map "
+            f"(one of {', '.join(SECURITY_PROTOCOLS)}, or mapped)"
+        )
     host, sep, port = rest.rpartition(":")
     if not sep or not port.isdigit():
         raise ConfigError(f"listener {text!r} has no port")
     host = host.strip("[]")
-    return Listener(name.upper(), host, int(port))
+    return Listener(name, host, int(port), protocols[name])
+
+
+def _parse_listeners(
+    raw: _Raw, protocol_map: Mapping[str, str]
+) -> tuple[tuple[Listener, ...], tuple[Listener, ...]]:
+    listeners = tuple(parse_listener(text, protocol_map) for text in raw.items("listeners"))
+    if not listeners:
+        raise ConfigError("listeners names no listener")
+    names = [listener.name for listener in listeners]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"listeners names a listener twice: {', '.join(names)}")
+    given = raw.items("advertised.listeners")
+    advertised_by_name = {a.name: a for a in (parse_listener(text, protocol_map) for text in given)}
+    for name in advertised_by_name:
+        if name not in names:
+            raise ConfigError(f"advertised.listeners names {name}, which is not in listeners")
+    # A listener not advertised explicitly is advertised as it listens (Kafka's rule).
+    advertised = tuple(advertised_by_name.get(listener.name, listener) for listener in listeners)
+    return listeners, advertised
+
+
+def _inter_broker_listener(raw: _Raw, listeners: tuple[Listener, ...]) -> str:
+    names = [listener.name for listener in listeners]
+    explicit = raw.get("inter.broker.listener.name")
+    if explicit is not None:
+        if explicit.upper() not in names:
+            raise ConfigError(
+                f"inter.broker.listener.name {explicit} is not one of the listeners ({', '.join(names)})"
+            )
+        return explicit.upper()
+    wanted = raw.text("security.inter.broker.protocol").upper()
+    if wanted in names:
+        return wanted
+    # Kafka refuses to start here; a single node needs no inter-broker listener, so the first one stands in.
+    return names[0]
+
+
+def _check_listener_key(key: str, value: str) -> None:
+    """listener.name.<listener>.<config> or listener.name.<listener>.<mechanism>.sasl.jaas.config."""
+    rest = key[len(LISTENER_PREFIX) :]
+    _listener, _, config = rest.partition(".")
+    defn = BROKER_CONFIGS.get(config)
+    if defn is None:
+        mechanism, _, config = config.partition(".")
+        if mechanism.upper() in SASL_MECHANISMS or mechanism.upper() == "GSSAPI":
+            defn = BROKER_CONFIGS.get(config)
+    if defn is None or not defn.per_listener:
+        raise ConfigError(f"unknown broker config {key!r} (kbroker serve --help lists them)")
+    _check(defn, value)
 
 
 # Two names of one setting (broker.id from ZooKeeper-mode Kafka).
@@ -231,8 +514,10 @@ class BrokerConfig:
     """The settings given (by --override, --config or a flag), by Kafka name: DescribeConfigs tells them apart."""
     node_id: int
     data_dir: Path
-    listener: Listener
-    advertised_listener: Listener
+    listeners: tuple[Listener, ...]
+    advertised_listeners: tuple[Listener, ...]
+    """One per listener, in the same order: what Metadata tells the clients of that listener."""
+    inter_broker_listener_name: str
     num_partitions: int
     default_replication_factor: int
     auto_create_topics_enable: bool
@@ -258,6 +543,16 @@ class BrokerConfig:
     metadata_etcd_endpoints: tuple[str, ...]
     broker_session_timeout_ms: int
     cluster_name: str
+    authorizer_class_name: str = ""
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
+    max_connections_per_ip: int = 2**31 - 1
+    max_connections_per_ip_overrides: Mapping[str, int] = field(default_factory=dict)
+    connections_max_idle_ms: int = 600_000
+    connection_failed_authentication_delay_ms: int = 100
+    quota_window_num: int = 11
+    quota_window_size_seconds: int = 1
+    sasl_mechanism_inter_broker_protocol: str = "GSSAPI"
     topic_defaults: Mapping[str, str] = field(default_factory=dict)
     """The default value of every topic config, as the broker's settings give them (Kafka's synonyms)."""
     log_defaults: LogConfig = field(default_factory=LogConfig)
@@ -267,18 +562,17 @@ class BrokerConfig:
     def from_properties(cls, values: Mapping[str, str]) -> BrokerConfig:
         """Check every name and value (ConfigError naming the one at fault) and build the settings."""
         for key, value in values.items():
+            if key.startswith(LISTENER_PREFIX):
+                _check_listener_key(key, value)
+                continue
             defn = BROKER_CONFIGS.get(key)
             if defn is None:
                 raise ConfigError(f"unknown broker config {key!r} (kbroker serve --help lists them)")
             _check(defn, value)
         raw = _Raw(dict(values))
-        listeners = raw.items("listeners")
-        if len(listeners) != 1:
-            raise ConfigError("kbroker serves exactly one listener")
-        listener = parse_listener(listeners[0])
-        advertised = raw.items("advertised.listeners")
-        if len(advertised) > 1:
-            raise ConfigError("kbroker advertises exactly one listener")
+        listeners, advertised = _parse_listeners(
+            raw, parse_protocol_map(raw.text("listener.security.protocol.map"))
+        )
         dirs = raw.items("log.dirs")
         if len(dirs) > 1:
             raise ConfigError("kbroker uses one data directory; log.dirs lists several")
@@ -294,8 +588,9 @@ class BrokerConfig:
             if broker_id is not None and "node.id" not in values
             else raw.number("node.id"),
             data_dir=Path(dirs[0] if dirs else raw.text("log.dir")),
-            listener=listener,
-            advertised_listener=parse_listener(advertised[0]) if advertised else listener,
+            listeners=listeners,
+            advertised_listeners=advertised,
+            inter_broker_listener_name=_inter_broker_listener(raw, listeners),
             num_partitions=raw.number("num.partitions"),
             default_replication_factor=raw.number("default.replication.factor"),
             auto_create_topics_enable=raw.flag("auto.create.topics.enable"),
@@ -321,6 +616,18 @@ class BrokerConfig:
             metadata_etcd_endpoints=tuple(raw.items("metadata.etcd.endpoints")),
             broker_session_timeout_ms=raw.number("broker.session.timeout.ms"),
             cluster_name=raw.text("cluster.name"),
+            authorizer_class_name=raw.text("authorizer.class.name").strip(),
+            super_users=tuple(u.strip() for u in (raw.get("super.users") or "").split(";") if u.strip()),
+            allow_everyone_if_no_acl_found=raw.flag("allow.everyone.if.no.acl.found"),
+            max_connections_per_ip=raw.number("max.connections.per.ip"),
+            max_connections_per_ip_overrides=_per_ip_overrides(raw.items("max.connections.per.ip.overrides")),
+            connections_max_idle_ms=raw.number("connections.max.idle.ms"),
+            connection_failed_authentication_delay_ms=raw.number("connection.failed.authentication.delay.ms"),
+            quota_window_num=raw.number("quota.window.num"),
+            quota_window_size_seconds=raw.number("quota.window.size.seconds"),
+            sasl_mechanism_inter_broker_protocol=raw.text("sasl.mechanism.inter.broker.protocol")
+            .strip()
+            .upper(),
             topic_defaults=topic_defaults,
             log_defaults=log_defaults,
         )
@@ -328,6 +635,25 @@ class BrokerConfig:
     @property
     def cluster_mode(self) -> bool:
         return bool(self.metadata_etcd_endpoints)
+
+    @property
+    def inter_broker_listener(self) -> Listener:
+        return next(lst for lst in self.listeners if lst.name == self.inter_broker_listener_name)
+
+    @property
+    def advertised_inter_broker_listener(self) -> Listener:
+        return next(lst for lst in self.advertised_listeners if lst.name == self.inter_broker_listener_name)
+
+    def listener_value(self, listener: str, name: str, mechanism: str | None = None) -> str | None:
+        """A setting as one listener sees it: listener.name.<listener>.[<mechanism>.]<name>, else <name> given or
+        defaulted (Kafka's order)."""
+        prefix = f"{LISTENER_PREFIX}{listener.lower()}."
+        if mechanism is not None:
+            value = self.explicit.get(f"{prefix}{mechanism.lower()}.{name}")
+            if value is not None:
+                return value
+        value = self.explicit.get(prefix + name)
+        return value if value is not None else self.raw(name)
 
     def raw(self, name: str) -> str | None:
         """A setting as given, or its default (DescribeConfigs shows values as strings)."""
@@ -340,7 +666,9 @@ class BrokerConfig:
         the id in use, whichever of them was given, as Kafka shows them."""
         id_given = any(name in self.explicit for name in _NODE_ID_NAMES)
         return [
-            (name, str(self.node_id), not id_given)
+            (name, None, name not in self.explicit)
+            if BROKER_CONFIGS[name].sensitive
+            else (name, str(self.node_id), not id_given)
             if name in _NODE_ID_NAMES
             else (name, self.raw(name), name not in self.explicit)
             for name in sorted(BROKER_CONFIGS)
@@ -402,6 +730,16 @@ class _Raw:
     def items(self, name: str) -> list[str]:
         value = self.get(name)
         return [] if not value else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _per_ip_overrides(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        host, sep, limit = item.rpartition(":")
+        if not sep or not limit.strip().isdigit():
+            raise ConfigError(f"max.connections.per.ip.overrides: {item!r} is not HOST:LIMIT")
+        out[host.strip()] = int(limit)
+    return out
 
 
 def _retention_ms(raw: _Raw) -> int:

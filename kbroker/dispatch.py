@@ -8,11 +8,14 @@ the response. No sockets here: kbroker/connection.py moves the bytes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from kbroker.handlers.registry import CloseConnection, Deferred, Handler, RequestContext
 from kbroker.handlers.services import BrokerServices
+from kbroker.security import quotas as q
+from kbroker.security.session import ConnectionSession
 from protocol.codec import decode_from, encode_into
 from protocol.errors import ErrorCode
 from protocol.headers import (
@@ -23,6 +26,8 @@ from protocol.headers import (
 )
 from protocol.messages import ApiKey
 from protocol.messages.api_versions_response import ApiVersion, ApiVersionsResponse
+from protocol.messages.fetch_request import FetchRequest
+from protocol.messages.fetch_response import FetchResponse
 from protocol.primitives import Reader, Writer
 
 # What the dispatcher gives the connection: an encoded response, or a coroutine function that produces one later.
@@ -34,7 +39,7 @@ class RequestDispatcher:
         self.services = services
         self.handlers = dict(handlers)
 
-    async def handle(self, frame: bytearray, peer: str, connection_id: int) -> Outgoing | None:
+    async def handle(self, frame: bytearray, session: ConnectionSession) -> Outgoing | None:
         """Decode, dispatch and encode one request; None means no response (acks=0 produce). Raises CloseConnection
         or ProtocolError when the connection must close."""
         r = Reader(frame)
@@ -54,6 +59,8 @@ class RequestDispatcher:
                 f"API {api_key.name} ({int(api_key)}) version {version} is not supported "
                 f"(we support {handler.min_version}-{handler.max_version})"
             )
+        if session.needs_sasl:
+            self._check_session(session, api_key)
         schema = handler.request_schema
         if version in schema.flexible:
             skip_tagged_fields(r)
@@ -64,10 +71,20 @@ class RequestDispatcher:
             api_version=version,
             correlation_id=header.correlation_id,
             client_id=header.client_id,
-            client_host=peer,
-            connection_id=connection_id,
+            client_host=session.peer,
+            connection_id=session.connection_id,
+            listener=session.listener.name,
+            principal=session.principal,
+            session=session,
         )
+        started = time.perf_counter()
         response = await handler.fn(ctx, request)
+        # A long-polling fetch waits inside its handler: only the other requests' time is what Kafka counts.
+        seconds = 0.0 if api_key == ApiKey.FETCH else time.perf_counter() - started
+        throttle_ms = (
+            self._throttle(ctx, request, len(frame), response, seconds) if self.services.quotas.any else 0
+        )
+        session.mute_ms = throttle_ms
         if response is None:
             return None
         header_version = response_header_version(schema, version)
@@ -75,10 +92,46 @@ class RequestDispatcher:
             deferred = response
 
             async def encode_later() -> bytearray:
-                return _encode_response(header.correlation_id, header_version, await deferred.wait(), version)
+                answer = await deferred.wait()
+                _set_throttle(answer, throttle_ms)
+                return _encode_response(header.correlation_id, header_version, answer, version)
 
             return encode_later
+        _set_throttle(response, throttle_ms)
         return _encode_response(header.correlation_id, header_version, response, version)
+
+    def _check_session(self, session: ConnectionSession, api_key: ApiKey) -> None:
+        """On a SASL listener: nothing but the SASL APIs (and ApiVersions) before a login, nothing but a new login
+        once the session has ended (KIP-368); Kafka closes the connection in both cases."""
+        if not session.authenticated:
+            if api_key not in _BEFORE_AUTHENTICATION:
+                raise CloseConnection(f"{api_key.name} before SASL authentication")
+        elif api_key not in _REAUTHENTICATION and session.expired(self.services.clock.now_ms()):
+            raise CloseConnection(f"the SASL session of {session.principal} has expired ({api_key.name})")
+
+    def _throttle(
+        self, ctx: RequestContext, request: object, request_bytes: int, response: object, seconds: float
+    ) -> int:
+        """KIP-219: record the request against the client's quotas; the throttle time it earned (the connection is
+        muted that long, and the response says so)."""
+        quotas = self.services.quotas
+        user, client_id, now = ctx.principal.name, ctx.client_id or "", self.services.clock.now_ms()
+        throttle = quotas.record(user, client_id, q.REQUEST_PERCENTAGE, seconds * 100, now)
+        if ctx.api_key == ApiKey.PRODUCE:
+            throttle = max(throttle, quotas.record(user, client_id, q.PRODUCER_BYTE_RATE, request_bytes, now))
+        elif (
+            ctx.api_key == ApiKey.FETCH
+            and isinstance(response, FetchResponse)
+            and not _from_follower(request)
+        ):
+            size = sum(len(p.records or b"") for t in response.responses for p in t.partitions)
+            fetch_throttle = quotas.record(user, client_id, q.CONSUMER_BYTE_RATE, size, now)
+            if fetch_throttle:
+                # As Kafka: a throttled fetch is answered without data (and not counted), the client comes back later.
+                quotas.unrecord(user, client_id, q.CONSUMER_BYTE_RATE, size)
+                response.responses = []
+            throttle = max(throttle, fetch_throttle)
+        return throttle
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """KIP-511: a too-new ApiVersions request gets UNSUPPORTED_VERSION in the v0 schema, listing only key 18."""
@@ -90,6 +143,22 @@ class RequestDispatcher:
             ],
         )
         return bytes(_encode_response(correlation_id, 0, response, 0))
+
+
+_BEFORE_AUTHENTICATION = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
+_REAUTHENTICATION = frozenset({ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
+
+
+def _from_follower(request: object) -> bool:
+    """Replication is not subject to client quotas."""
+    return (
+        isinstance(request, FetchRequest) and max(request.replica_id, request.replica_state.replica_id) >= 0
+    )
+
+
+def _set_throttle(response: object, throttle_ms: int) -> None:
+    if throttle_ms and hasattr(response, "throttle_time_ms"):
+        response.throttle_time_ms = max(response.throttle_time_ms, throttle_ms)
 
 
 def _encode_response(correlation_id: int, header_version: int, response: object, version: int) -> bytearray:

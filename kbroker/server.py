@@ -1,28 +1,45 @@
-"""The trio edge: bind the listener, accept connections, hand each to the connection loop with the dispatcher."""
+"""The trio edge: bind every listener, accept connections within the connection limits, hand each to the
+connection loop with the dispatcher."""
 
 from __future__ import annotations
 
 import errno
 import logging
-from functools import partial
+from dataclasses import dataclass
 
 import trio
 
 from kbroker.common import StartupError
 from kbroker.config import Listener
-from kbroker.connection import serve_connection
+from kbroker.connection import ListenerRuntime, serve_connection
 from kbroker.dispatch import RequestDispatcher
+from kbroker.security.connections import ConnectionQuotas
 
 log = logging.getLogger(__name__)
 
 LISTEN_BACKLOG = 1024
 
 
-async def open_listener(listener: Listener) -> list[trio.socket.SocketType]:
+@dataclass
+class BoundListener:
+    listener: Listener
+    sockets: list[trio.socket.SocketType]
+
+    @property
+    def port(self) -> int:
+        port: int = self.sockets[0].getsockname()[1]
+        return port
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+async def open_listener(listener: Listener) -> BoundListener:
     """Bind the listener's address before anything else starts, so that a taken port is said at once and in one
     line. The sockets listen only when `serve` starts: until the broker is ready, connections are refused rather
     than left waiting in a backlog nobody reads."""
-    where = f"{listener.host or '0.0.0.0'}:{listener.port}"
+    where = f"{listener.name}://{listener.host or '0.0.0.0'}:{listener.port}"
     host = listener.host or None
     sockets: list[trio.socket.SocketType] = []
     port = listener.port
@@ -45,22 +62,70 @@ async def open_listener(listener: Listener) -> list[trio.socket.SocketType]:
         if exc.errno == errno.EADDRINUSE:
             raise StartupError(f"{where} is already in use") from None
         raise StartupError(f"cannot listen on {where}: {exc.strerror or exc}") from None
-    return sockets
+    return BoundListener(listener, sockets)
 
 
 async def serve(
-    sockets: list[trio.socket.SocketType],
+    bound: list[tuple[BoundListener, ListenerRuntime]],
     dispatcher: RequestDispatcher,
-    max_request_bytes: int,
+    quotas: ConnectionQuotas,
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Listen on the bound sockets and accept connections until cancelled. serve_connection catches everything a
-    connection can raise, so one bad peer never stops the listener."""
-    for sock in sockets:
-        sock.listen(LISTEN_BACKLOG)
-    listeners = [trio.SocketListener(sock) for sock in sockets]
-    host, port = sockets[0].getsockname()[:2]
-    log.info("listening on %s:%d", host, port)
-    task_status.started()
-    await trio.serve_listeners(partial(serve_connection, dispatcher, max_request_bytes), listeners)
+    """Listen on every bound listener and accept connections until cancelled. serve_connection catches everything
+    a connection can raise, so one bad peer never stops a listener."""
+    async with trio.open_nursery() as nursery:
+        for listener, runtime in bound:
+            for sock in listener.sockets:
+                sock.listen(LISTEN_BACKLOG)
+                nursery.start_soon(
+                    _accept_loop, trio.SocketListener(sock), runtime, dispatcher, quotas, nursery
+                )
+            host, port = listener.sockets[0].getsockname()[:2]
+            log.info("listening on %s://%s:%d", listener.listener.name, host, port)
+        task_status.started()
+
+
+async def _accept_loop(
+    listener: trio.SocketListener,
+    runtime: ListenerRuntime,
+    dispatcher: RequestDispatcher,
+    quotas: ConnectionQuotas,
+    nursery: trio.Nursery,
+) -> None:
+    name = runtime.listener.name
+    while True:
+        # At max.connections the listener stops accepting (new clients wait in the backlog), as Kafka's acceptor.
+        await quotas.wait_for_slot(name)
+        try:
+            stream = await listener.accept()
+        except OSError as exc:
+            # EMFILE and friends: say it, back off, go on (trio's serve_listeners does the same).
+            log.error("accept on listener %s failed: %s", name, exc)
+            await trio.sleep(0.1)
+            continue
+        try:
+            address = stream.socket.getpeername()
+            ip, peer = str(address[0]), f"{address[0]}:{address[1]}"
+        except OSError:
+            await stream.aclose()
+            continue
+        if not quotas.try_open(name, ip):
+            log.info("closing a connection from %s: max.connections.per.ip reached", ip)
+            await stream.aclose()
+            continue
+        nursery.start_soon(_serve_counted, dispatcher, runtime, stream, peer, quotas, ip)
+
+
+async def _serve_counted(
+    dispatcher: RequestDispatcher,
+    runtime: ListenerRuntime,
+    stream: trio.SocketStream,
+    peer: str,
+    quotas: ConnectionQuotas,
+    ip: str,
+) -> None:
+    try:
+        await serve_connection(dispatcher, runtime, stream, peer)
+    finally:
+        quotas.close(runtime.listener.name, ip)

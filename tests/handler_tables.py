@@ -28,6 +28,7 @@ from kbroker.app import Broker
 from kbroker.clock import Clock
 from kbroker.common import TopicPartition
 from kbroker.config import BrokerConfig
+from kbroker.security.session import ConnectionSession
 from protocol.codec import decode, encode
 from protocol.messages import RESPONSES, SCHEMAS
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
@@ -80,23 +81,30 @@ def kafka_differs(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-async def wire_call(broker: Broker, request: Any, version: int) -> Any:
+async def wire_call(
+    broker: Broker, request: Any, version: int, session: ConnectionSession | None = None
+) -> Any:
     """The handler's answer to `request` at `version`, both through the codec at that version; None when the handler
-    sends no response (acks=0)."""
+    sends no response (acks=0). `session`: as asked on that connection (its listener and principal)."""
     schema = SCHEMAS[type(request)]
-    response = await call(broker, decode(type(request), version, encode(request, version)), version)
+    response = await call(broker, decode(type(request), version, encode(request, version)), version, session)
     if response is None:
         return None
     return decode(RESPONSES[schema.api_key], version, encode(response, version))
 
 
 async def assert_answer(
-    broker: Broker, request: Any, version: int, view: Callable[[Any], Any], expected: Any
+    broker: Broker,
+    request: Any,
+    version: int,
+    view: Callable[[Any], Any],
+    expected: Any,
+    session: ConnectionSession | None = None,
 ) -> None:
     """A table row's check: `view` of the answer to `request` at `version` holds what `expected` names, as rows (a list
     of dicts) or one row (a dict). Stand-ins (`resolved`) in the request and the expectation are replaced first."""
     request, expected = resolved((request, expected), broker)
-    seen = view(await wire_call(broker, request, version))
+    seen = view(await wire_call(broker, request, version, session))
     if isinstance(expected, Mapping):
         seen, expected = [seen], [expected]
     assert cut(seen, expected) == expected

@@ -19,6 +19,7 @@ from kbroker.clock import Clock
 from kbroker.config import BrokerConfig
 from kbroker.handlers.registry import HANDLERS, Deferred, RequestContext
 from kbroker.metadata.api import MetadataService
+from kbroker.security.session import ConnectionSession
 from protocol.messages import SCHEMAS, ApiKey
 
 T = TypeVar("T")
@@ -53,26 +54,44 @@ async def running_broker(
 
 
 def context(
-    broker: Broker, api_key: ApiKey, version: int, client_id: str = "in-process-test"
+    broker: Broker,
+    api_key: ApiKey,
+    version: int,
+    client_id: str = "in-process-test",
+    session: ConnectionSession | None = None,
 ) -> RequestContext:
+    """A request's context; with `session`, as that connection's (its listener, its principal)."""
+    if session is None:
+        return RequestContext(
+            services=broker.services,
+            api_key=api_key,
+            api_version=version,
+            correlation_id=1,
+            client_id=client_id,
+            client_host="127.0.0.1:5555",
+            connection_id=1,
+        )
     return RequestContext(
         services=broker.services,
         api_key=api_key,
         api_version=version,
         correlation_id=1,
         client_id=client_id,
-        client_host="127.0.0.1:5555",
-        connection_id=1,
+        client_host=session.peer,
+        connection_id=session.connection_id,
+        listener=session.listener.name,
+        principal=session.principal,
+        session=session,
     )
 
 
-async def call(broker: Broker, request: Any, version: int) -> Any:
+async def call(broker: Broker, request: Any, version: int, session: ConnectionSession | None = None) -> Any:
     """Call the registered handler of `request`'s API at `version`, as the dispatcher would (a deferred response is
     awaited). The version must be one the handler serves."""
     api_key = ApiKey(SCHEMAS[type(request)].api_key)
     handler = HANDLERS[api_key]
     assert handler.min_version <= version <= handler.max_version, f"{api_key.name} v{version} is not served"
-    response = await handler.fn(context(broker, api_key, version), request)
+    response = await handler.fn(context(broker, api_key, version, session=session), request)
     if isinstance(response, Deferred):
         return await response.wait()
     return response

@@ -27,6 +27,7 @@ from kbroker.metadata.image import (
 )
 from kbroker.metadata.publisher import ImagePublisher
 from kbroker.metadata.topics import check_new_topic
+from kbroker.security.image import EMPTY_SECURITY, SecurityChange
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
 
@@ -50,6 +51,7 @@ class MemoryMetadata(ImagePublisher):
         self._partition_revisions: dict[str, dict[int, int]] = {}
         self._cluster_id = cluster_id
         self._next_producer_id = 0
+        self._security = EMPTY_SECURITY
         super().__init__(self._build())
         self.alter_partition_calls: list[tuple[TopicPartition, tuple[int, ...]]] = []
 
@@ -128,6 +130,12 @@ class MemoryMetadata(ImagePublisher):
         self._next_producer_id += 1
         return self._next_producer_id - 1
 
+    async def alter_security(self, change: SecurityChange) -> None:
+        await trio.lowlevel.checkpoint()
+        self._security = change.apply(self._security)
+        self._revision += 1
+        self._publish(self._build())
+
     # ---- what the controller would do --------------------------------------------------------------------------
 
     def set_partition(
@@ -171,6 +179,7 @@ class MemoryMetadata(ImagePublisher):
 
     def _build(self) -> MetadataImage:
         return MetadataImage(
+            security=self._security,
             revision=self._revision,
             brokers=dict(self._brokers),
             controller=ControllerRecord(self._node_id, BROKER_EPOCH),

@@ -56,6 +56,8 @@ TABLES = {
     ApiKey.INIT_PRODUCER_ID: "test_handlers_misc.py",
     ApiKey.FIND_COORDINATOR: "test_handlers_misc.py",
     ApiKey.DESCRIBE_PRODUCERS: "test_handlers_describe_producers.py",
+    ApiKey.SASL_HANDSHAKE: "test_handlers_security.py",
+    ApiKey.SASL_AUTHENTICATE: "test_handlers_security.py",
 }
 
 

@@ -93,7 +93,7 @@ def test_a_taken_port_is_said_in_one_line(tmp_path: Path) -> None:
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [f"kbroker: 127.0.0.1:{port} is already in use"]
+    assert result.stderr.strip().splitlines() == [f"kbroker: PLAINTEXT://127.0.0.1:{port} is already in use"]
     assert "Traceback" not in result.stdout + result.stderr
 
 

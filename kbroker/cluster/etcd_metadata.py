@@ -30,6 +30,7 @@ from kbroker.metadata.image import EMPTY_IMAGE, MetadataImage, PartitionState, T
 from kbroker.metadata.meta_properties import write_meta_properties
 from kbroker.metadata.publisher import ImagePublisher
 from kbroker.metadata.topics import check_new_topic
+from kbroker.security.image import SecurityChange
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
 
@@ -58,8 +59,16 @@ def _unavailable(exc: EtcdError) -> KafkaError:
 class EtcdMetadata(ImagePublisher):
     """MetadataView, TopicAdmin and ProducerIdManager of a cluster node."""
 
-    def __init__(self, config: BrokerConfig, cluster_id: str, host: str, port: int) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        cluster_id: str,
+        host: str,
+        port: int,
+        endpoints: Mapping[str, tuple[str, int]] | None = None,
+    ) -> None:
         self._config = config
+        self._endpoints = dict(endpoints or {})
         self._node_id = config.node_id
         self._host, self._port = host, port
         self._url = metadata_url(config)
@@ -116,6 +125,7 @@ class EtcdMetadata(ImagePublisher):
                             self._host,
                             self._port,
                             session_timeout=self._session_timeout_s,
+                            endpoints=self._endpoints,
                         )
                     )
                     member.controller.unclean_leader_election_default = (
@@ -213,6 +223,17 @@ class EtcdMetadata(ImagePublisher):
             raise _unavailable(exc) from None
         log.info("deleted topic %s", name)
         await self.wait_for(lambda i: name not in i.topics, TOPIC_CHANGE_WAIT_S)
+
+    # ---- SecurityAdmin ---------------------------------------------------------------------------------------
+
+    async def alter_security(self, change: SecurityChange) -> None:
+        store = self._store()
+        try:
+            revision = await store.alter_security(change)
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+        # Answer once this node enforces the change itself (the others follow as their watches deliver it).
+        await self.wait_for(lambda i: i.revision >= revision, TOPIC_CHANGE_WAIT_S)
 
     # ---- ProducerIdManager -------------------------------------------------------------------------------------
 

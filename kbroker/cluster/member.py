@@ -3,6 +3,7 @@ the metadata cache, its broker registration, and a controller candidate."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
@@ -29,6 +30,7 @@ async def run_cluster_member(
     rack: str | None = None,
     *,
     session_timeout: int = 10,
+    endpoints: Mapping[str, tuple[str, int]] | None = None,
     task_status: trio.TaskStatus[ClusterMember] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """``member = await nursery.start(run_cluster_member, url, node_id, host, port)``.
@@ -42,7 +44,7 @@ async def run_cluster_member(
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(store.run)
-            registration = BrokerRegistration(node_id, host, port, rack)
+            registration = BrokerRegistration(node_id, host, port, rack, endpoints=dict(endpoints or {}))
             registered: BrokerRegistration = await nursery.start(
                 partial(store.register_broker, registration, ttl=session_timeout)
             )

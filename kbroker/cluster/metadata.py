@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Collection, Iterable
 from dataclasses import replace
 from typing import Any
+from urllib.parse import quote, unquote
 
 from kbroker.common import CodedError
 from kbroker.metadata.image import NO_LEADER, BrokerRegistration, PartitionState
@@ -68,6 +69,9 @@ class KeyLayout:
     controller                        ControllerRecord, attached to the controller's lease
     topics/<name>                     TopicMetadata
     partitions/<name>/<partition>     PartitionState
+    scram/<mechanism>/<user>          ScramCredential (user URL-quoted)
+    acls/<id>                         AclBinding
+    quotas/<entity>                   client quota values of one entity (its JSON key, URL-quoted)
     """
 
     def __init__(self, cluster: str = "default") -> None:
@@ -77,6 +81,10 @@ class KeyLayout:
         self.controller = self.root + b"controller"
         self.topics_prefix = self.root + b"topics/"
         self.partitions_prefix = self.root + b"partitions/"
+        # the security metadata (kbroker/security/image.py)
+        self.scram_prefix = self.root + b"scram/"
+        self.acls_prefix = self.root + b"acls/"
+        self.quotas_prefix = self.root + b"quotas/"
 
     def broker(self, node_id: int) -> bytes:
         return self.brokers_prefix + str(node_id).encode()
@@ -90,8 +98,18 @@ class KeyLayout:
     def partition(self, name: str, partition: int) -> bytes:
         return self.topic_partitions_prefix(name) + str(partition).encode()
 
+    def scram(self, user: str, mechanism: str) -> bytes:
+        return self.scram_prefix + mechanism.encode() + b"/" + quote(user, safe="").encode()
+
+    def acl(self, acl_id: str) -> bytes:
+        return self.acls_prefix + acl_id.encode()
+
+    def quota(self, entity_key: str) -> bytes:
+        return self.quotas_prefix + quote(entity_key, safe="").encode()
+
     def parse(self, key: bytes) -> tuple[str, Any] | None:
-        """("broker", node_id) | ("controller", None) | ("topic", name) | ("partition", (name, p)) | None."""
+        """("broker", node_id) | ("controller", None) | ("topic", name) | ("partition", (name, p)) |
+        ("scram", (user, mechanism)) | ("acl", id) | ("quota", entity key) | None."""
         if not key.startswith(self.root):
             return None
         if key == self.controller:
@@ -104,6 +122,13 @@ class KeyLayout:
             if key.startswith(self.partitions_prefix):
                 name, _, index = key[len(self.partitions_prefix) :].decode().rpartition("/")
                 return ("partition", (name, int(index)))
+            if key.startswith(self.scram_prefix):
+                mechanism, _, user = key[len(self.scram_prefix) :].decode().partition("/")
+                return ("scram", (unquote(user), mechanism))
+            if key.startswith(self.acls_prefix):
+                return ("acl", key[len(self.acls_prefix) :].decode())
+            if key.startswith(self.quotas_prefix):
+                return ("quota", unquote(key[len(self.quotas_prefix) :].decode()))
         except ValueError:
             return None
         return None

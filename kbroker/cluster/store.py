@@ -18,6 +18,7 @@ Use: ``store = MetadataStore.from_url("etcd://127.0.0.1:2379")``, then ``await n
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -59,6 +60,15 @@ from kbroker.metadata.topics import (
     TopicAlreadyExists,
     validate_topic_name,
 )
+from kbroker.security.acl import AclBinding
+from kbroker.security.image import (
+    QuotaEntity,
+    SecurityChange,
+    SecurityImage,
+    quota_entity_from_key,
+    quota_entity_key,
+)
+from kbroker.security.scram import ScramCredential
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +123,10 @@ class MetadataStore:
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self._partition_revisions: dict[str, dict[int, int]] = {}
         self._dirty_topics: set[str] = set()
+        self._scram: dict[tuple[str, str], ScramCredential] = {}
+        self._acls: dict[str, AclBinding] = {}
+        self._quotas: dict[QuotaEntity, dict[str, float]] = {}
+        self._security: SecurityImage | None = None  # None: rebuild on the next snapshot()
         self._snapshot: MetadataImage | None = None  # None: rebuild on the next snapshot()
         self._last_snapshot: MetadataImage | None = None  # its unchanged topics are shared by the next one
         self._changed = trio.Event()
@@ -225,10 +239,16 @@ class MetadataStore:
                 topic_revisions=dict(self._topic_revisions),
                 partitions=partitions,
                 partition_revisions=revisions,
+                security=self._security_image(),
             )
             self._dirty_topics.clear()
             self._last_snapshot = self._snapshot
         return self._snapshot
+
+    def _security_image(self) -> SecurityImage:
+        if self._security is None:
+            self._security = SecurityImage(dict(self._scram), dict(self._acls), dict(self._quotas))
+        return self._security
 
     async def wait_for_change(self, after_revision: int) -> MetadataImage:
         """Wait until the cache is newer than ``after_revision`` (e.g. a snapshot's revision)."""
@@ -277,6 +297,10 @@ class MetadataStore:
         self._topic_revisions.clear()
         self._partitions.clear()
         self._partition_revisions.clear()
+        self._scram.clear()
+        self._acls.clear()
+        self._quotas.clear()
+        self._security = None
         self._cached_keys.clear()
         self._snapshot = None
         for kv in kvs:
@@ -320,7 +344,17 @@ class MetadataStore:
                 self._partitions.setdefault(name, {})[index] = PartitionState.from_json(kv.value)
                 self._partition_revisions.setdefault(name, {})[index] = kv.mod_revision
                 self._dirty_topics.add(name)
-        except (ValueError, KeyError, TypeError) as exc:
+            elif kind == "scram":
+                self._scram[ident] = ScramCredential.from_json(json.loads(kv.value))
+                self._security = None
+            elif kind == "acl":
+                self._acls[ident] = AclBinding.from_json(json.loads(kv.value))
+                self._security = None
+            elif kind == "quota":
+                values = json.loads(kv.value)
+                self._quotas[quota_entity_from_key(ident)] = {str(k): float(v) for k, v in values.items()}
+                self._security = None
+        except (ValueError, KeyError, TypeError, AssertionError) as exc:
             # A value we cannot read must not take the broker down; it is logged and left out of the cache.
             log.error("ignoring unreadable metadata at %r: %r", kv.key, exc)
 
@@ -346,6 +380,15 @@ class MetadataStore:
                 self._partitions.pop(name, None)
                 self._partition_revisions.pop(name, None)
             self._dirty_topics.add(name)
+        elif kind == "scram":
+            self._scram.pop(ident, None)
+            self._security = None
+        elif kind == "acl":
+            self._acls.pop(ident, None)
+            self._security = None
+        elif kind == "quota":
+            self._quotas.pop(quota_entity_from_key(ident), None)
+            self._security = None
 
     # ---- leases --------------------------------------------------------------------------------------
 
@@ -531,6 +574,54 @@ class MetadataStore:
         )
         if not result.succeeded:
             raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
+
+    # ---- security metadata ---------------------------------------------------------------------------
+
+    async def alter_security(self, change: SecurityChange) -> int:
+        """Write one security change; returns the revision to wait for. Credentials, ACLs and quota entities are
+        each their own key, so the change is a list of puts and deletes (in one transaction when it fits, else in
+        several: each ACL or credential stands alone, as in Kafka, where a CreateAcls of many ACLs is not atomic
+        either). Quota entities are read, changed and written back under a compare of their mod revision."""
+        ops: list[tuple[list[Compare], Put | Delete]] = []
+        for (user, mechanism), credential in change.scram_upserts.items():
+            key = self.keys.scram(user, mechanism)
+            compares = [key_absent(key)] if change.scram_only_if_absent else []
+            ops.append((compares, Put(key, json.dumps(credential.to_json()).encode())))
+        for user, mechanism in change.scram_deletes:
+            ops.append(([], Delete(self.keys.scram(user, mechanism))))
+        for acl_id, acl in change.acl_creates.items():
+            ops.append(([], Put(self.keys.acl(acl_id), json.dumps(acl.to_json()).encode())))
+        for acl_id in change.acl_deletes:
+            ops.append(([], Delete(self.keys.acl(acl_id))))
+        revision = 0
+        for entity, changes in change.quota_changes.items():
+            revision = max(revision, await self._alter_quota(entity, changes))
+        if change.scram_only_if_absent:
+            # Each credential on its own: one already there must not stop the others.
+            for compares, op in ops:
+                result = await self.client.txn(compares, [op])
+                revision = max(revision, result.revision)
+            return revision
+        for start in range(0, len(ops), MAX_TXN_OPS):
+            result = await self.client.txn([], [op for _, op in ops[start : start + MAX_TXN_OPS]])
+            revision = max(revision, result.revision)
+        return revision
+
+    async def _alter_quota(self, entity: QuotaEntity, changes: Mapping[str, float | None]) -> int:
+        key = self.keys.quota(quota_entity_key(entity))
+        while True:
+            kv = await self.client.get(key)
+            values: dict[str, float] = json.loads(kv.value) if kv is not None else {}
+            for name, value in changes.items():
+                if value is None:
+                    values.pop(name, None)
+                else:
+                    values[name] = value
+            compare = mod_revision_is(key, kv.mod_revision) if kv is not None else key_absent(key)
+            op: Put | Delete = Put(key, json.dumps(values).encode()) if values else Delete(key)
+            result = await self.client.txn([compare], [op])
+            if result.succeeded:
+                return result.revision
 
     # ---- leader-proposed ISR changes (AlterPartition) --------------------------------------------------
 

@@ -24,5 +24,7 @@ from kbroker.handlers import (  # noqa: F401
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     sync_group,
 )

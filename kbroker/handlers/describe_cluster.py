@@ -37,7 +37,8 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
         controller_id=image.controller_id,
         endpoint_type=BROKERS_ENDPOINT,
         brokers=[
-            DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+            DescribeClusterBroker(broker_id=b.node_id, host=address[0], port=address[1], rack=b.rack)
             for _, b in sorted(image.brokers.items())
+            if (address := b.endpoint(ctx.listener)) is not None
         ],
     )

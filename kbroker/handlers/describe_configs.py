@@ -35,7 +35,9 @@ from protocol.messages.describe_configs_response import (
 TOPIC = 2
 BROKER = 4
 
-_TYPE_CODES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7}
+_TYPE_CODES = {
+    "boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7, "password": 9,
+}  # fmt: skip
 
 
 @handles(DescribeConfigsRequest, 1, 4)
@@ -87,6 +89,7 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
                         value=value,
                         read_only=True,
                         is_default=is_default,
+                        is_sensitive=defn.sensitive,
                         config_source=DEFAULT_CONFIG if is_default else STATIC_BROKER_CONFIG,
                         config_type=_TYPE_CODES.get(defn.type, 2),
                         documentation=defn.doc if req.include_documentation else None,
@@ -122,10 +125,10 @@ def _topic_synonyms(
 def _broker_synonyms(config: BrokerConfig, name: str) -> list[DescribeConfigsSynonym]:
     """As Kafka lists a broker config's synonyms: the value set at start-up (if any), then the default (if any)."""
     out = []
+    sensitive = BROKER_CONFIGS[name].sensitive
     if name in config.explicit:
-        out.append(
-            DescribeConfigsSynonym(name=name, value=config.explicit[name], source=STATIC_BROKER_CONFIG)
-        )
+        value = None if sensitive else config.explicit[name]
+        out.append(DescribeConfigsSynonym(name=name, value=value, source=STATIC_BROKER_CONFIG))
     default = BROKER_CONFIGS[name].default
     if default is not None:
         out.append(DescribeConfigsSynonym(name=name, value=default, source=DEFAULT_CONFIG))

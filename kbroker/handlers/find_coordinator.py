@@ -53,7 +53,12 @@ def _lookup(ctx: RequestContext, key_type: int, key: str, version: int) -> Coord
         answer.error_code = exc.code
         answer.error_message = exc.message
         return answer
-    answer.node_id, answer.host, answer.port = endpoint.node_id, endpoint.host, endpoint.port
+    address = endpoint.endpoint(ctx.listener)
+    if address is None:
+        answer.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        answer.error_message = f"the coordinator has no {ctx.listener} listener"
+        return answer
+    answer.node_id, (answer.host, answer.port) = endpoint.node_id, address
     return answer
 
 

@@ -127,8 +127,9 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
     image = ctx.services.metadata.image()
     return MetadataResponse(
         brokers=[
-            MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+            MetadataResponseBroker(node_id=b.node_id, host=address[0], port=address[1], rack=b.rack)
             for _, b in sorted(image.brokers.items())
+            if (address := b.endpoint(ctx.listener)) is not None
         ],
         cluster_id=image.cluster_id,
         controller_id=ctx.services.config.node_id,

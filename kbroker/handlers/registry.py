@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from kbroker.handlers.services import BrokerServices
+from kbroker.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kbroker.security.principal import ANONYMOUS, KafkaPrincipal
+from kbroker.security.session import ConnectionSession
 from protocol.messages import SCHEMAS, ApiKey
 from protocol.schema import MessageSchema
 
@@ -51,10 +54,42 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     client_host: str
+    """"address:port" of the client."""
     connection_id: int
     listener: str = "PLAINTEXT"
-    principal: str = "User:ANONYMOUS"
-    """Who is asking. Every connection is anonymous until authentication exists."""
+    """The name of the listener the request came in on (Metadata answers with that listener's addresses)."""
+    principal: KafkaPrincipal = ANONYMOUS
+    """Who is asking: the SASL login, the TLS client certificate's principal, or User:ANONYMOUS."""
+    session: ConnectionSession | None = None
+    """The connection's security state (the SASL handlers move it on); None for calls made in process."""
+
+    @property
+    def client_ip(self) -> str:
+        return self.client_host.rsplit(":", 1)[0] if ":" in self.client_host else self.client_host
+
+    # ---- authorization: the one interface every handler uses (kbroker/security/authorizer.py) ----------------
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """May this principal, from this address, do `operation` on the named resource? (Always, without an
+        authorizer.)"""
+        return self.services.authorizer.authorize(
+            str(self.principal), self.client_ip, operation, resource_type, name
+        )
+
+    def authorize_cluster(self, operation: AclOperation) -> bool:
+        return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def authorize_by_resource_type(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """May it do `operation` on at least one resource of the type (e.g. WRITE on some topic)?"""
+        return self.services.authorizer.authorize_by_resource_type(
+            str(self.principal), self.client_ip, operation, resource_type
+        )
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        """The authorized-operations bit field of Metadata, DescribeCluster and DescribeGroups."""
+        return self.services.authorizer.authorized_operations(
+            str(self.principal), self.client_ip, resource_type, name
+        )
 
 
 HandlerFn = Callable[[RequestContext, Req], Awaitable[Resp | Deferred[Resp] | None]]

@@ -8,7 +8,7 @@ tested in process against real services on a temporary data directory.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from kbroker.clock import Clock
@@ -30,10 +30,13 @@ from kbroker.coordinator.group import (
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
 from kbroker.log.producer_state import ProducerStateEntry
-from kbroker.metadata.api import MetadataView, ProducerIdManager, TopicAdmin
+from kbroker.metadata.api import MetadataView, ProducerIdManager, SecurityAdmin, TopicAdmin
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.partition import PartitionRead
 from kbroker.replication.replica_manager import FetchParams, ProduceResult
+from kbroker.security.authorizer import AllowAll, Authorizer
+from kbroker.security.quotas import ClientQuotas
+from kbroker.security.sasl import SaslAuthenticator
 from protocol.errors import ErrorCode
 
 
@@ -120,3 +123,8 @@ class BrokerServices:
     replicas: Replicas
     groups: Groups
     coordinators: CoordinatorLocator
+    security_admin: SecurityAdmin
+    sasl: SaslAuthenticator | None = None
+    """None when no listener uses SASL."""
+    authorizer: Authorizer = field(default_factory=AllowAll)
+    quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))

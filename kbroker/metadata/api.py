@@ -5,6 +5,7 @@
 | `MetadataView`     | topics.json; this node leads everything  | etcd's watch cache; roles from the controller     |
 | `TopicAdmin`       | writes topics.json                       | writes the topic record; the controller places it |
 | `ProducerIdManager`| blocks reserved in a file                | blocks reserved with a compare-and-swap in etcd   |
+| `SecurityAdmin`    | security.json (credentials, ACLs, quotas)| keys under scram/, acls/, quotas/ in etcd         |
 
 Everything else (partitions, replication, the purgatory, the group coordinator, the handlers) is the same code for
 both. Images reach the rest of the broker through publishers: `subscribe(fn)` before `run`, and every new image is
@@ -21,6 +22,7 @@ import trio
 
 from kbroker.common import TopicPartition
 from kbroker.metadata.image import MetadataImage, PartitionState, TopicMetadata
+from kbroker.security.image import SecurityChange
 
 MetadataPublisher = Callable[[MetadataImage], None]
 
@@ -81,7 +83,14 @@ class ProducerIdManager(Protocol):
         ...
 
 
-class MetadataService(MetadataView, TopicAdmin, ProducerIdManager, Protocol):
+class SecurityAdmin(Protocol):
+    async def alter_security(self, change: SecurityChange) -> None:
+        """Apply one change of SCRAM credentials, ACLs and client quotas atomically, returning once this node's
+        image shows it (KafkaError REQUEST_TIMED_OUT when the store is unreachable)."""
+        ...
+
+
+class MetadataService(MetadataView, TopicAdmin, ProducerIdManager, SecurityAdmin, Protocol):
     """One object implementing the three, plus the task that publishes its images (LocalMetadata, EtcdMetadata)."""
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

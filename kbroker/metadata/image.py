@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kbroker.security.image import EMPTY_SECURITY, SecurityImage
+
 NO_LEADER = -1
 UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -30,11 +32,27 @@ class BrokerRegistration:
     node_id: int
     host: str
     port: int
+    """The address of the inter-broker listener (what followers connect to)."""
     rack: str | None = None
     broker_epoch: int = -1
+    endpoints: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Every advertised listener by name (Kafka's endpoints); empty: host and port serve every listener."""
+
+    def endpoint(self, listener: str) -> tuple[str, int] | None:
+        """Where a client of `listener` reaches this broker; None if it has no such listener (Kafka then leaves
+        the broker out of that client's Metadata)."""
+        if not self.endpoints:
+            return self.host, self.port
+        return self.endpoints.get(listener)
 
     def to_json(self) -> bytes:
-        return _dump({"node_id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack})
+        return _dump({
+            "node_id": self.node_id,
+            "host": self.host,
+            "port": self.port,
+            "rack": self.rack,
+            "endpoints": {name: [host, port] for name, (host, port) in self.endpoints.items()},
+        })  # fmt: skip
 
     @classmethod
     def from_json(cls, data: bytes, broker_epoch: int) -> BrokerRegistration:
@@ -46,6 +64,7 @@ class BrokerRegistration:
             int(obj["port"]),
             None if rack is None else str(rack),
             broker_epoch,
+            {str(k): (str(v[0]), int(v[1])) for k, v in dict(obj.get("endpoints", {})).items()},
         )
 
 
@@ -157,6 +176,8 @@ class MetadataImage:
     broker_epoch: int = -1
     """The epoch of this node's own current registration; -1 while it is not a member (its leaderships are void)."""
     topics_by_id: Mapping[uuid.UUID, TopicMetadata] = field(default_factory=dict)
+    security: SecurityImage = EMPTY_SECURITY
+    """SCRAM credentials, ACLs and client quotas (kbroker/security/image.py)."""
 
     def partition(self, topic: str, partition: int) -> PartitionState | None:
         return self.partitions.get(topic, {}).get(partition)

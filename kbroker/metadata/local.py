@@ -28,6 +28,7 @@ from kbroker.metadata.image import (
 )
 from kbroker.metadata.publisher import ImagePublisher
 from kbroker.metadata.topics import check_new_topic
+from kbroker.security.image import EMPTY_SECURITY, SecurityChange, SecurityImage
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
 
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 
 TOPICS_FILE = "topics.json"
 PRODUCER_IDS_FILE = "producer-ids"
+SECURITY_FILE = "security.json"
 PRODUCER_ID_BLOCK_SIZE = 1000
 # This node's registration, as if made at revision 0: every partition state (revision >= 1) is newer, so the node
 # leads them all (see MetadataImage.is_leader).
@@ -48,12 +50,23 @@ def _write_durably(path: Path, data: bytes) -> None:
 class LocalMetadata(ImagePublisher):
     """MetadataView, TopicAdmin and ProducerIdManager of a single node."""
 
-    def __init__(self, config: BrokerConfig, cluster_id: str, host: str, port: int) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        cluster_id: str,
+        host: str,
+        port: int,
+        endpoints: Mapping[str, tuple[str, int]] | None = None,
+    ) -> None:
         self._config = config
         self._node_id = config.node_id
         self._topics_path = config.data_dir / TOPICS_FILE
         self._producer_ids_path = config.data_dir / PRODUCER_IDS_FILE
-        self._broker = BrokerRegistration(self._node_id, host, port, None, _BROKER_EPOCH)
+        self._security_path = config.data_dir / SECURITY_FILE
+        self._security = _read_security(self._security_path)
+        self._broker = BrokerRegistration(
+            self._node_id, host, port, None, _BROKER_EPOCH, dict(endpoints or {})
+        )
         self._cluster_id = cluster_id
         self._topics: dict[str, TopicMetadata] = {t.name: t for t in _read_topics(self._topics_path)}
         self._topic_revisions = dict.fromkeys(self._topics, 1)
@@ -120,6 +133,18 @@ class LocalMetadata(ImagePublisher):
         self._publish(self._build(self._image))
         await trio.lowlevel.checkpoint()
 
+    # ---- SecurityAdmin ---------------------------------------------------------------------------------------
+
+    async def alter_security(self, change: SecurityChange) -> None:
+        security = change.apply(self._security)
+        _write_durably(
+            self._security_path, json.dumps({"version": 1, **security.to_json()}, indent=1).encode()
+        )
+        self._security = security
+        self._revision += 1
+        self._publish(self._build(self._image))
+        await trio.lowlevel.checkpoint()
+
     # ---- ProducerIdManager -------------------------------------------------------------------------------------
 
     async def next_producer_id(self) -> int:
@@ -162,6 +187,7 @@ class LocalMetadata(ImagePublisher):
             cluster_id=self._cluster_id,
             broker_epoch=_BROKER_EPOCH,
             topics_by_id={t.topic_id: t for t in self._topics.values()},
+            security=self._security,
         )
 
     def _save(self) -> None:
@@ -194,6 +220,12 @@ def _read_topics(path: Path) -> list[TopicMetadata]:
         )
         for raw in json.loads(path.read_text())["topics"]
     ]
+
+
+def _read_security(path: Path) -> SecurityImage:
+    if not path.exists():
+        return EMPTY_SECURITY
+    return SecurityImage.from_json(json.loads(path.read_text()))
 
 
 def _read_producer_id_end(path: Path) -> int:
