@@ -32,6 +32,8 @@ from compat.response_diff.world import Setup
 from protocol.messages import SCHEMAS
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
+from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_groups_response import DescribedGroup, DescribeGroupsResponse
 from tests.broker_process import BrokerProcess
 from tests.conftest import register_broker
 
@@ -177,15 +179,25 @@ def test_a_difference_names_its_field_and_both_values_and_masks_only_own_values(
     assert result.exchanges[0].unexplained == [Difference("brokers[1].port", "<this broker's port>", 9092)]
 
 
+def _group(operations: int) -> CannedPeer:
+    peer = CannedPeer(
+        DescribeGroupsResponse(
+            groups=[DescribedGroup(group_id="g", group_state="Stable", authorized_operations=operations)]
+        )
+    )
+    peer.versions = {SCHEMAS[DescribeGroupsRequest].api_key: (3, 5)}
+    return peer
+
+
 def test_a_known_difference_passes_and_fails_once_it_no_longer_shows() -> None:
-    row = Row("r", lambda _v, _p: DescribeClusterRequest(), known=("authorized-operations",))
-    kbroker = CannedPeer(cluster(9092), 9092)
-    shows = run_canned(row, kbroker, CannedPeer(cluster(9093, authorized=3576), 9093))
+    row = Row("r", lambda _v, _p: DescribeGroupsRequest(groups=["g"]), known=("group-config-operations",))
+    kbroker = _group(328)
+    shows = run_row(row, cast(Peer, kbroker), cast(Peer, _group(3400)), 4)
     assert not shows.failed
     assert shows.exchanges[0].explained
-    gone = run_canned(row, kbroker, CannedPeer(cluster(9093), 9093))
+    gone = run_row(row, cast(Peer, kbroker), cast(Peer, _group(328)), 4)
     assert gone.failed
-    assert gone.stale == ["authorized-operations"]
+    assert gone.stale == ["group-config-operations"]
     assert "no longer shows" in report(row, gone, "kafka")
 
 

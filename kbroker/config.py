@@ -242,7 +242,7 @@ _SECURITY_DEFS = [
     ConfigDef(
         "ssl.cipher.suites",
         "list",
-        None,
+        "",
         "Cipher suites (OpenSSL names; default: Python's).",
         per_listener=True,
     ),

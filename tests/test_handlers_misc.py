@@ -58,6 +58,13 @@ TABLES = {
     ApiKey.DESCRIBE_PRODUCERS: "test_handlers_describe_producers.py",
     ApiKey.SASL_HANDSHAKE: "test_handlers_security.py",
     ApiKey.SASL_AUTHENTICATE: "test_handlers_security.py",
+    ApiKey.CREATE_ACLS: "test_handlers_security.py",
+    ApiKey.DESCRIBE_ACLS: "test_handlers_security.py",
+    ApiKey.DELETE_ACLS: "test_handlers_security.py",
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "test_handlers_security.py",
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "test_handlers_security.py",
+    ApiKey.ALTER_CLIENT_QUOTAS: "test_handlers_security.py",
+    ApiKey.DESCRIBE_CLIENT_QUOTAS: "test_handlers_security.py",
 }
 
 

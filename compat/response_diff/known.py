@@ -108,10 +108,13 @@ KNOWN: dict[str, Known] = {
             kbroker=lambda value: value in (ABSENT, -1),
         ),
         Known(
-            "authorized-operations",
-            "authorized operations are 'not provided' (INT32_MIN); Kafka without an authorizer lists every operation",
-            ("*authorized_operations",),
-            kbroker=is_(-(2**31)),
+            "group-config-operations",
+            "a group's authorized operations are Kafka 3.9's (READ, DELETE, DESCRIBE); Kafka 4 adds "
+            "DESCRIBE_CONFIGS and "
+            "ALTER_CONFIGS (group configs, KIP-848)",
+            ("groups[*].authorized_operations",),
+            kbroker=is_(328),
+            releases=(4,),
         ),
         Known(
             "auto-create",
@@ -203,6 +206,14 @@ KNOWN: dict[str, Known] = {
             ("results[*].configs[*].config_type",),
             kbroker=is_(2),
             kafka=is_(7),
+            releases=(4,),
+        ),
+        Known(
+            "kafka-4-empty-list-defaults",
+            "sasl.oauthbearer.expected.audience, an empty list by default, is null as in Kafka 3.9; Kafka 4 says ''",
+            ("results[*].configs[sasl.oauthbearer.expected.audience].value",),
+            kbroker=is_(None),
+            kafka=is_(""),
             releases=(4,),
         ),
         Known(

@@ -155,7 +155,6 @@ def row(
     return Row(id, same, since, until, known, unordered, masked)
 
 
-OPS = ("authorized-operations",)
 """DescribeTopicPartitions always sends authorized operations (it has no flag asking for them)."""
 
 # ---- ApiVersions -------------------------------------------------------------------------------------------------
@@ -216,7 +215,6 @@ METADATA = [
             include_topic_authorized_operations=True,
         ),
         since=8,
-        known=("authorized-operations",),
     ),
 ]
 
@@ -226,7 +224,6 @@ DESCRIBE_CLUSTER = [
     row(
         "describe-cluster-authorized-operations",
         DescribeClusterRequest(include_cluster_authorized_operations=True),
-        known=("authorized-operations",),
     ),
 ]
 
@@ -242,12 +239,12 @@ def dtp(
 
 
 DESCRIBE_TOPIC_PARTITIONS = [
-    row("dtp-named-topics", dtp(LOG, CONFIGURED), known=OPS),
-    row("dtp-every-topic", dtp(), known=OPS),
-    row("dtp-partition-limit", dtp(CONFIGURED, LOG, limit=1), known=OPS),
-    row("dtp-cursor", dtp(CONFIGURED, LOG, cursor=(CONFIGURED, 1)), known=OPS),
-    row("dtp-unknown-topic", dtp(UNKNOWN_TOPIC), known=OPS),
-    row("dtp-illegal-name", dtp("a b"), known=OPS),
+    row("dtp-named-topics", dtp(LOG, CONFIGURED)),
+    row("dtp-every-topic", dtp()),
+    row("dtp-partition-limit", dtp(CONFIGURED, LOG, limit=1)),
+    row("dtp-cursor", dtp(CONFIGURED, LOG, cursor=(CONFIGURED, 1))),
+    row("dtp-unknown-topic", dtp(UNKNOWN_TOPIC)),
+    row("dtp-illegal-name", dtp("a b")),
 ]
 
 # ---- DescribeConfigs -----------------------------------------------------------------------------------------------
@@ -332,10 +329,17 @@ DESCRIBE_CONFIGS = [
             "data-dir-default",
             *DYNAMIC,
             "kafka-4-list-configs",
+            "kafka-4-empty-list-defaults",
         ),
         masked=tuple(
             (f"results[1].configs[{name}].{field}", HARNESS_SETTINGS)
-            for name in ("listeners", "advertised.listeners", "log.dirs")
+            for name in (
+                "listeners",
+                "advertised.listeners",
+                "log.dirs",
+                "inter.broker.listener.name",
+                "listener.security.protocol.map",
+            )
             for field in ("value", "config_source")
         ),
     ),
@@ -529,7 +533,7 @@ GROUP_ROWS = [
         "describe-groups-authorized-operations",
         DescribeGroupsRequest(groups=[STABLE_GROUP], include_authorized_operations=True),
         since=3,
-        known=("authorized-operations",),
+        known=("group-config-operations",),
     ),
     row("list-groups", ListGroupsRequest()),
     *(

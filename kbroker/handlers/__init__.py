@@ -1,15 +1,22 @@
 """One module per Kafka API. Importing this package registers every handler (see registry.py)."""
 
 from kbroker.handlers import (  # noqa: F401
+    alter_client_quotas,
+    alter_user_scram_credentials,
     api_versions,
+    create_acls,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_topics,
+    describe_acls,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
     describe_producers,
     describe_topic_partitions,
+    describe_user_scram_credentials,
     fetch,
     find_coordinator,
     heartbeat,

@@ -17,6 +17,8 @@ from kbroker.common import KafkaError
 from kbroker.config import BrokerConfig
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.metadata.image import MetadataImage
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
 from protocol.messages.create_topics_response import (
@@ -80,6 +82,9 @@ def effective_configs(config: BrokerConfig, explicit: dict[str, str]) -> list[Cr
 async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsResponse:
     services = ctx.services
     counts = Counter(t.name for t in req.topics)
+    # CREATE on the cluster allows every topic; else CREATE on each (Kafka's controller). A created topic's
+    # configs are shown only to who may DESCRIBE_CONFIGS it.
+    cluster_create = ctx.authorize_cluster(Op.CREATE)
     results = []
     answered: set[str] = set()
     for t in req.topics:
@@ -92,6 +97,10 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
             # As KRaft's controller: one answer per name, nothing created.
             result.error_code = ErrorCode.INVALID_REQUEST
             result.error_message = "Duplicate topic name."
+            continue
+        if not (cluster_create or ctx.authorize(Op.CREATE, R.TOPIC, t.name)):
+            result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            result.error_message = "Authorization failed."
             continue
         try:
             partitions, rf, configs = _resolve(services.config, services.metadata.image(), t)
@@ -106,5 +115,8 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
             result.topic_id = topic.topic_id
         result.num_partitions = partitions
         result.replication_factor = rf
-        result.configs = effective_configs(services.config, configs)
+        if ctx.authorize(Op.DESCRIBE_CONFIGS, R.TOPIC, t.name):
+            result.configs = effective_configs(services.config, configs)
+        else:
+            result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     return CreateTopicsResponse(topics=results)

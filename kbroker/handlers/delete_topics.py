@@ -14,6 +14,8 @@ from collections import Counter
 
 from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.delete_topics_request import DeleteTopicsRequest
 from protocol.messages.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
@@ -54,6 +56,11 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
         results.append(result)
         image = services.metadata.image()
         topic = image.topics.get(name) if name is not None else image.topics_by_id.get(topic_id)
+        if name is not None and not ctx.authorize(Op.DESCRIBE, R.TOPIC, name):
+            # As Kafka: who may not describe a topic is not told whether it exists.
+            result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            result.error_message = "Authorization failed."
+            continue
         if topic is None:
             result.error_code = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if name is not None else ErrorCode.UNKNOWN_TOPIC_ID
@@ -63,6 +70,10 @@ async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsR
             continue
         result.name = topic.name
         result.topic_id = topic.topic_id
+        if not ctx.authorize(Op.DELETE, R.TOPIC, topic.name):
+            result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            result.error_message = "Authorization failed."
+            continue
         if topic.is_internal:
             result.error_code = ErrorCode.INVALID_REQUEST
             result.error_message = f"Cannot delete internal topic {topic.name}"

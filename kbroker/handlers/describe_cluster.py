@@ -8,6 +8,8 @@ Authorized operations are not reported (no ACLs).
 from __future__ import annotations
 
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import CLUSTER_NAME
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
@@ -32,7 +34,12 @@ async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeCl
         return DescribeClusterResponse(
             error_code=code, error_message=f"Unsupported endpoint type {req.endpoint_type}"
         )
+    operations = -2147483648  # "not asked" (Kafka's INT32_MIN)
+    if req.include_cluster_authorized_operations:
+        # As Kafka: the bit field whatever the principal may do (0: nothing).
+        operations = ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME)
     return DescribeClusterResponse(
+        cluster_authorized_operations=operations,
         cluster_id=image.cluster_id,
         controller_id=image.controller_id,
         endpoint_type=BROKERS_ENDPOINT,

@@ -23,6 +23,8 @@ from kbroker.config import (
     BrokerConfig,
 )
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.describe_configs_request import DescribeConfigsRequest
 from protocol.messages.describe_configs_response import (
@@ -52,6 +54,14 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
         )
         results.append(result)
         wanted = set(res.configuration_keys) if res.configuration_keys else None
+        if res.resource_type == TOPIC and not ctx.authorize(Op.DESCRIBE_CONFIGS, R.TOPIC, res.resource_name):
+            result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            result.error_message = "Topic authorization failed."
+            continue
+        if res.resource_type == BROKER and not ctx.authorize_cluster(Op.DESCRIBE_CONFIGS):
+            result.error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            result.error_message = "Cluster authorization failed."
+            continue
         if res.resource_type == TOPIC:
             topic = image.topics.get(res.resource_name)
             if topic is None:

@@ -9,6 +9,9 @@ NOT_COORDINATOR. Not implemented: authorized operations (no ACLs): v3+ always re
 from __future__ import annotations
 
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
 from protocol.messages.describe_groups_response import (
     DescribedGroup,
@@ -22,6 +25,17 @@ async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGro
     runtime = ctx.services.groups
     groups = []
     for group_id in req.groups:
+        if not ctx.authorize(Op.DESCRIBE, R.GROUP, group_id):
+            groups.append(
+                DescribedGroup(
+                    error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                    group_id=group_id,
+                    group_state="",
+                    protocol_type="",
+                    protocol_data="",
+                )
+            )
+            continue
         d = runtime.describe_group(group_id)
         groups.append(
             DescribedGroup(
@@ -41,6 +55,9 @@ async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGro
                     )
                     for m in d.members
                 ],
+                authorized_operations=ctx.authorized_operations(R.GROUP, group_id)
+                if req.include_authorized_operations
+                else -2147483648,
             )
         )
     return DescribeGroupsResponse(groups=groups)

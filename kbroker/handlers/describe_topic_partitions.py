@@ -13,6 +13,8 @@ from __future__ import annotations
 from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.metadata.topics import validate_topic_name
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.describe_topic_partitions_request import DescribeTopicPartitionsRequest
 from protocol.messages.describe_topic_partitions_response import (
@@ -26,7 +28,12 @@ from protocol.messages.describe_topic_partitions_response import (
 @handles(DescribeTopicPartitionsRequest, 0, 0)
 async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> DescribeTopicPartitionsResponse:
     image = ctx.services.metadata.image()
-    names = sorted({t.name for t in req.topics}) if req.topics else sorted(image.topics)
+    # A topic one may not describe is left out of a listing of all, and refused when named (Kafka's rules).
+    names = (
+        sorted({t.name for t in req.topics})
+        if req.topics
+        else sorted(n for n in image.topics if ctx.authorize(Op.DESCRIBE, R.TOPIC, n))
+    )
     start_topic, start_partition = "", 0
     if req.cursor is not None:
         start_topic, start_partition = req.cursor.topic_name, req.cursor.partition_index
@@ -49,16 +56,33 @@ async def handle(ctx: RequestContext, req: DescribeTopicPartitionsRequest) -> De
             response.next_cursor = Cursor(topic_name=name, partition_index=first)
             return response
         topic = image.topics.get(name)
+        if not ctx.authorize(Op.DESCRIBE, R.TOPIC, name):
+            response.topics.append(
+                DescribeTopicPartitionsResponseTopic(
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name
+                )
+            )
+            continue
         if topic is None:
             try:
                 validate_topic_name(name)
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             except KafkaError as exc:
                 code = exc.code
-            response.topics.append(DescribeTopicPartitionsResponseTopic(error_code=code, name=name))
+            # As Kafka: the operations on the name, even for a topic that does not exist.
+            response.topics.append(
+                DescribeTopicPartitionsResponseTopic(
+                    error_code=code,
+                    name=name,
+                    topic_authorized_operations=ctx.authorized_operations(R.TOPIC, name),
+                )
+            )
             continue
         tresp = DescribeTopicPartitionsResponseTopic(
-            name=name, topic_id=topic.topic_id, is_internal=topic.is_internal
+            name=name,
+            topic_id=topic.topic_id,
+            is_internal=topic.is_internal,
+            topic_authorized_operations=ctx.authorized_operations(R.TOPIC, name),
         )
         response.topics.append(tresp)
         states = image.partitions.get(name, {})

@@ -23,6 +23,8 @@ import uuid
 from kbroker.common import TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.replication.replica_manager import FetchParams, FetchPartition
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchRequest
 from protocol.messages.fetch_response import (
@@ -43,6 +45,9 @@ LEADER_HINTS_VERSION = 16
 async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
     by_id = ctx.api_version >= 13
     image = ctx.services.metadata.image()
+    replica_id = req.replica_state.replica_id if ctx.api_version >= 15 else req.replica_id
+    # A follower needs CLUSTER_ACTION on the cluster; a consumer READ on each topic (Kafka's rules).
+    follower_allowed = replica_id >= 0 and ctx.authorize_cluster(Op.CLUSTER_ACTION)
     responses: list[FetchableTopicResponse] = []
     # (response slot, its partition in the fetch) for every partition the replica manager reads.
     wanted: list[tuple[PartitionData, FetchPartition]] = []
@@ -62,6 +67,9 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
             if name is None:
                 data.error_code = ErrorCode.UNKNOWN_TOPIC_ID
                 continue
+            if not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
+                data.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             wanted.append(
                 (
                     data,
@@ -74,7 +82,7 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
                 )
             )
     params = FetchParams(
-        replica_id=req.replica_state.replica_id if ctx.api_version >= 15 else req.replica_id,
+        replica_id=replica_id,
         max_wait_ms=req.max_wait_ms,
         min_bytes=req.min_bytes,
         max_bytes=req.max_bytes,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
@@ -32,6 +34,15 @@ def _lookup(ctx: RequestContext, key_type: int, key: str, version: int) -> Coord
     answer = Coordinator(
         key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.NONE, error_message="NONE"
     )
+    # Kafka checks DESCRIBE on the group (or transactional id) before anything else.
+    if key_type == GROUP_KEY_TYPE and not ctx.authorize(Op.DESCRIBE, R.GROUP, key):
+        answer.error_code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        answer.error_message = "Group authorization failed."
+        return answer
+    if key_type == TRANSACTION_KEY_TYPE and not ctx.authorize(Op.DESCRIBE, R.TRANSACTIONAL_ID, key):
+        answer.error_code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        answer.error_message = "Transactional Id authorization failed."
+        return answer
     if key_type == SHARE_KEY_TYPE and version < SHARE_SINCE_VERSION:
         answer.error_code = ErrorCode.INVALID_REQUEST
         answer.error_message = (

@@ -8,12 +8,17 @@ REBALANCE_IN_PROGRESS when it must rejoin, UNKNOWN_MEMBER_ID / ILLEGAL_GENERATIO
 from __future__ import annotations
 
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.heartbeat_request import HeartbeatRequest
 from protocol.messages.heartbeat_response import HeartbeatResponse
 
 
 @handles(HeartbeatRequest, 0, 4)
 async def handle(ctx: RequestContext, req: HeartbeatRequest) -> HeartbeatResponse:
+    if not ctx.authorize(Op.READ, R.GROUP, req.group_id):
+        return HeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = await ctx.services.groups.heartbeat(
         req.group_id,
         req.member_id,

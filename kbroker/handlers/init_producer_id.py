@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.init_producer_id_response import InitProducerIdResponse
@@ -25,6 +27,9 @@ def _refused(code: ErrorCode) -> InitProducerIdResponse:
 async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse:
     if req.transactional_id is not None:
         return _refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    # An idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic (Kafka's rule).
+    if not (ctx.authorize_cluster(Op.IDEMPOTENT_WRITE) or ctx.authorize_by_resource_type(Op.WRITE, R.TOPIC)):
+        return _refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     try:
         producer_id = await ctx.services.producer_ids.next_producer_id()
     except KafkaError as exc:

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from kbroker.coordinator.group import JoinRequest
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.join_group_request import JoinGroupRequest
 from protocol.messages.join_group_response import JoinGroupResponse, JoinGroupResponseMember
 
@@ -25,6 +28,13 @@ def kafka_client_host(peer: str) -> str:
 @handles(JoinGroupRequest, 0, 9)
 async def handle(ctx: RequestContext, req: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.api_version
+    if not ctx.authorize(Op.READ, R.GROUP, req.group_id):
+        return JoinGroupResponse(
+            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            generation_id=-1,
+            protocol_name=None if version >= 7 else "",
+            member_id="" if version >= 4 else req.member_id,
+        )
     request = JoinRequest(
         member_id=req.member_id,
         group_instance_id=req.group_instance_id if version >= 5 else None,

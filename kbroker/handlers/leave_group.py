@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from kbroker.coordinator.group import MemberIdentity
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.leave_group_request import LeaveGroupRequest
 from protocol.messages.leave_group_response import LeaveGroupResponse, MemberResponse
 
@@ -17,6 +20,8 @@ from protocol.messages.leave_group_response import LeaveGroupResponse, MemberRes
 @handles(LeaveGroupRequest, 0, 5)
 async def handle(ctx: RequestContext, req: LeaveGroupRequest) -> LeaveGroupResponse:
     runtime = ctx.services.groups
+    if not ctx.authorize(Op.READ, R.GROUP, req.group_id):
+        return LeaveGroupResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.api_version < 3:
         result = await runtime.leave_group(req.group_id, [MemberIdentity(req.member_id)])
         return LeaveGroupResponse(error_code=result.error_for_v0_2())

@@ -8,6 +8,8 @@ case-insensitively; an empty filter matches everything. Admin clients send ListG
 from __future__ import annotations
 
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_groups_response import ListedGroup, ListGroupsResponse
 
@@ -15,6 +17,8 @@ from protocol.messages.list_groups_response import ListedGroup, ListGroupsRespon
 @handles(ListGroupsRequest, 0, 5)
 async def handle(ctx: RequestContext, req: ListGroupsRequest) -> ListGroupsResponse:
     version = ctx.api_version
+    # DESCRIBE on the cluster lists every group; without it, the groups one may describe (Kafka's rule).
+    every_group = ctx.authorize_cluster(Op.DESCRIBE)
     listings = ctx.services.groups.list_groups(
         req.states_filter if version >= 4 else (), req.types_filter if version >= 5 else ()
     )
@@ -27,5 +31,6 @@ async def handle(ctx: RequestContext, req: ListGroupsRequest) -> ListGroupsRespo
                 group_type=g.group_type,
             )
             for g in listings
+            if every_group or ctx.authorize(Op.DESCRIBE, R.GROUP, g.group_id)
         ]
     )

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.list_offsets_request import ListOffsetsRequest
 from protocol.messages.list_offsets_response import (
     ListOffsetsPartitionResponse,
@@ -32,6 +35,9 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsRes
         for p in t.partitions:
             response = ListOffsetsPartitionResponse(partition_index=p.partition_index)
             topic_response.partitions.append(response)
+            if not ctx.authorize(Op.DESCRIBE, R.TOPIC, t.name):
+                response.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             try:
                 response.offset, response.timestamp, response.leader_epoch = replicas.list_offset(
                     TopicPartition(t.name, p.partition_index),

@@ -13,7 +13,9 @@ The controller id is the answering node: every node can serve admin requests (th
 as KRaft brokers name a live broker rather than the controller. Naming the real controller would send admin clients
 to a node that may have just died, and librdkafka waits for its next metadata refresh to move on. DescribeCluster
 names the real controller.
-Not implemented: authorized operations (no ACLs: reported as "not provided").
+Topics one may not DESCRIBE are left out of a listing of all topics and answered TOPIC_AUTHORIZATION_FAILED when
+named (whether they exist is not said); auto-creation needs CREATE on the cluster or the topic. Authorized operations
+(topics v8+, cluster v8-10) when asked for, as Kafka's authorizer (or all of them without one) reports them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.metadata.image import MetadataImage, TopicMetadata
 from kbroker.metadata.topics import validate_topic_name
+from kbroker.security.acl import CLUSTER_NAME
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.metadata_request import MetadataRequest
 from protocol.messages.metadata_response import (
@@ -61,7 +66,9 @@ def describe_topic(image: MetadataImage, topic: TopicMetadata) -> MetadataRespon
     )
 
 
-async def _lookup_or_create(ctx: RequestContext, name: str, allow_create: bool) -> MetadataResponseTopic:
+async def _lookup_or_create(
+    ctx: RequestContext, name: str, allow_create: bool, cluster_create: bool
+) -> MetadataResponseTopic:
     services = ctx.services
     topic = services.metadata.image().topics.get(name)
     if topic is not None:
@@ -73,6 +80,9 @@ async def _lookup_or_create(ctx: RequestContext, name: str, allow_create: bool) 
         return MetadataResponseTopic(error_code=exc.code, name=name)
     if not (allow_create and config.auto_create_topics_enable):
         return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+    if not (cluster_create or ctx.authorize(Op.CREATE, R.TOPIC, name)):
+        # May describe it, may not create it: as Kafka, TOPIC_AUTHORIZATION_FAILED.
+        return MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name)
     try:
         topic = await services.topic_admin.create_topic(
             name, config.num_partitions, config.default_replication_factor, {}
@@ -103,9 +113,11 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
         )
     topics: list[MetadataResponseTopic] = []
     if req.topics is None or (version == 0 and not req.topics):
+        # Every topic one may describe; the others are not revealed.
         image = ctx.services.metadata.image()
-        topics = [describe_topic(image, t) for t in image.topics.values()]
+        topics = [describe_topic(image, t) for t in image.topics.values() if _describable(ctx, t.name)]
     else:
+        cluster_create = ctx.authorize_cluster(Op.CREATE)
         for requested in req.topics:
             if requested.name is None:
                 # v12 may ask by topic id only
@@ -116,10 +128,30 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
                             error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=requested.topic_id
                         )
                     )
+                elif not _describable(ctx, found.name):
+                    topics.append(
+                        MetadataResponseTopic(
+                            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            name=None,
+                            topic_id=requested.topic_id,
+                        )
+                    )
                 else:
                     topics.append(describe_topic(ctx.services.metadata.image(), found))
                 continue
-            topics.append(await _lookup_or_create(ctx, requested.name, allow_create))
+            if not _describable(ctx, requested.name):
+                # Whether it exists is not said to who may not describe it.
+                topics.append(
+                    MetadataResponseTopic(
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=requested.name
+                    )
+                )
+                continue
+            topics.append(await _lookup_or_create(ctx, requested.name, allow_create, cluster_create))
+    if req.include_topic_authorized_operations:
+        for t in topics:
+            if t.error_code == ErrorCode.NONE and t.name is not None:
+                t.topic_authorized_operations = ctx.authorized_operations(R.TOPIC, t.name)
     for t in topics:
         if t.error_code != ErrorCode.NONE and t.topic_id is None:
             t.topic_id = ZERO_UUID
@@ -134,4 +166,13 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
         cluster_id=image.cluster_id,
         controller_id=ctx.services.config.node_id,
         topics=topics,
+        cluster_authorized_operations=ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME)
+        if 8 <= version <= 10
+        and req.include_cluster_authorized_operations
+        and ctx.authorize_cluster(Op.DESCRIBE)
+        else -2147483648,
     )
+
+
+def _describable(ctx: RequestContext, topic: str) -> bool:
+    return ctx.authorize(Op.DESCRIBE, R.TOPIC, topic)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit_request import OffsetCommitRequest
 from protocol.messages.offset_commit_response import (
@@ -28,13 +30,34 @@ from protocol.messages.offset_commit_response import (
 async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
     version = ctx.api_version
     image = ctx.services.metadata.image()
-    # Answers by topic; a topic named twice is answered once. As in Kafka, the partitions refused as unknown come
-    # first (in request order, topics too), then the coordinator's answers.
+    if not ctx.authorize(Op.READ, R.GROUP, req.group_id):
+        return OffsetCommitResponse(
+            topics=[
+                OffsetCommitResponseTopic(
+                    name=t.name,
+                    partitions=[
+                        OffsetCommitResponsePartition(
+                            partition_index=p.partition_index, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED
+                        )
+                        for p in t.partitions
+                    ],
+                )
+                for t in req.topics
+            ]
+        )
+    # Answers by topic; a topic named twice is answered once. As in Kafka, the partitions refused as unknown or
+    # unauthorized come first (in request order, topics too), then the coordinator's answers.
     answers: dict[str, list[tuple[int, ErrorCode]]] = {}
     entries: list[OffsetCommitEntry] = []
     for t in req.topics:
         topic = image.topics.get(t.name)
+        readable = ctx.authorize(Op.READ, R.TOPIC, t.name)
         for p in t.partitions:
+            if not readable:
+                answers.setdefault(t.name, []).append(
+                    (p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                )
+                continue
             if topic is None or not 0 <= p.partition_index < topic.num_partitions:
                 answers.setdefault(t.name, []).append(
                     (p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

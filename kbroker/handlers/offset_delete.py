@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from kbroker.coordinator.offsets import PartitionResult
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete_request import OffsetDeleteRequest
 from protocol.messages.offset_delete_response import (
@@ -23,14 +25,20 @@ from protocol.messages.offset_delete_response import (
 @handles(OffsetDeleteRequest, 0, 0)
 async def handle(ctx: RequestContext, req: OffsetDeleteRequest) -> OffsetDeleteResponse:
     image = ctx.services.metadata.image()
+    if not ctx.authorize(Op.DELETE, R.GROUP, req.group_id):
+        return OffsetDeleteResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     answers: dict[str, list[tuple[int, ErrorCode]]] = {}
     known: dict[str, list[int]] = {}
     unknown: list[tuple[str, int]] = []
+    refused: list[tuple[str, int]] = []
     for t in req.topics:
         answers.setdefault(t.name, [])
         topic = image.topics.get(t.name)
+        readable = ctx.authorize(Op.READ, R.TOPIC, t.name)
         for p in t.partitions:
-            if topic is None or not 0 <= p.partition_index < topic.num_partitions:
+            if not readable:
+                refused.append((t.name, p.partition_index))
+            elif topic is None or not 0 <= p.partition_index < topic.num_partitions:
                 unknown.append((t.name, p.partition_index))
             else:
                 known.setdefault(t.name, []).append(p.partition_index)
@@ -40,6 +48,7 @@ async def handle(ctx: RequestContext, req: OffsetDeleteRequest) -> OffsetDeleteR
         return OffsetDeleteResponse(error_code=result.error)
     partitions: list[PartitionResult] = list(result.partitions)
     partitions.extend(PartitionResult(name, p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for name, p in unknown)
+    partitions.extend(PartitionResult(name, p, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for name, p in refused)
     for r in partitions:
         answers[r.topic].append((r.partition, r.error))
     return OffsetDeleteResponse(

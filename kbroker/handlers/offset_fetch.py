@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from kbroker.coordinator.coordinator import OffsetFetchResult
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch_request import OffsetFetchRequest
 from protocol.messages.offset_fetch_response import (
@@ -45,13 +47,37 @@ def _by_topic(result: OffsetFetchResult) -> dict[str, list[OffsetFetchResponsePa
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: Topics) -> OffsetFetchResponseGroup:
+    # Kafka's rules: DESCRIBE on the group, then on each topic; a topic one may not describe is answered
+    # TOPIC_AUTHORIZATION_FAILED when asked for by name, and left out when every committed offset is asked for.
+    if not ctx.authorize(Op.DESCRIBE, R.GROUP, group_id):
+        return OffsetFetchResponseGroup(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    refused: list[tuple[str, Sequence[int]]] = []
+    if topics is not None:
+        refused = [(name, ps) for name, ps in topics if not ctx.authorize(Op.DESCRIBE, R.TOPIC, name)]
+        topics = [(name, ps) for name, ps in topics if ctx.authorize(Op.DESCRIBE, R.TOPIC, name)]
     result = ctx.services.groups.fetch_offsets(group_id, topics)
+    by_topic = {
+        name: partitions
+        for name, partitions in _by_topic(result).items()
+        if topics is not None or ctx.authorize(Op.DESCRIBE, R.TOPIC, name)
+    }
+    for name, partitions in refused:
+        by_topic[name] = [
+            OffsetFetchResponsePartitions(
+                partition_index=p,
+                committed_offset=-1,
+                committed_leader_epoch=-1,
+                metadata="",
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            )
+            for p in partitions
+        ]
     return OffsetFetchResponseGroup(
         group_id=group_id,
         error_code=result.error,
         topics=[
             OffsetFetchResponseTopics(name=name, partitions=partitions)
-            for name, partitions in _by_topic(result).items()
+            for name, partitions in by_topic.items()
         ],
     )
 

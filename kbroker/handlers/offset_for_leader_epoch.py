@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch_request import OffsetForLeaderEpochRequest
 from protocol.messages.offset_for_leader_epoch_response import (
     EpochEndOffset,
@@ -28,11 +31,23 @@ from protocol.messages.offset_for_leader_epoch_response import (
 @handles(OffsetForLeaderEpochRequest, 0, 4)
 async def handle(ctx: RequestContext, req: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
     replicas = ctx.services.replicas
+    # A follower (v3+ names its replica id) needs CLUSTER_ACTION on the cluster; a client DESCRIBE on each topic.
+    follower = ctx.api_version >= 3 and req.replica_id >= 0
+    cluster_allowed = follower and ctx.authorize_cluster(Op.CLUSTER_ACTION)
     topics = []
     for t in req.topics:
         results = []
+        allowed = cluster_allowed if follower else ctx.authorize(Op.DESCRIBE, R.TOPIC, t.topic)
         for p in t.partitions:
             result = EpochEndOffset(partition=p.partition)
+            if not allowed:
+                result.error_code = (
+                    ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                    if follower
+                    else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                )
+                results.append(result)
+                continue
             try:
                 result.leader_epoch, result.end_offset = replicas.last_offset_for_leader_epoch(
                     TopicPartition(t.topic, p.partition), p.current_leader_epoch, p.leader_epoch

@@ -22,6 +22,8 @@ from __future__ import annotations
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext, handles
 from kbroker.replication.replica_manager import ProduceResult
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.produce_request import ProduceRequest
 from protocol.messages.produce_response import (
@@ -75,6 +77,7 @@ async def handle(
 ) -> ProduceResponse | Deferred[ProduceResponse] | None:
     services = ctx.services
     image = services.metadata.image()
+    authorized = {t.name for t in req.topic_data if ctx.authorize(Op.WRITE, R.TOPIC, t.name)}
     responses: list[TopicProduceResponse] = []
     entries: list[tuple[TopicPartition, bytearray]] = []
     answered: list[PartitionProduceResponse] = []
@@ -84,10 +87,13 @@ async def handle(
         for data in topic_data.partition_data:
             response = PartitionProduceResponse(index=data.index, base_offset=-1)
             topic_response.partition_responses.append(response)
-            # Kafka's order: the transactional id, then unknown partitions, then the records, then acks.
+            # Kafka's order: the transactional id, WRITE on the topic, then unknown partitions, then the records,
+            # then acks.
             error: KafkaError | None = None
             if req.transactional_id is not None:
                 error = KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
+            elif topic_data.name not in authorized:
+                error = KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif not image.has_partition(topic_data.name, data.index):
                 error = KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from kbroker.coordinator.group import SyncRequest
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.sync_group_request import SyncGroupRequest
 from protocol.messages.sync_group_response import SyncGroupResponse
@@ -20,6 +22,8 @@ async def handle(ctx: RequestContext, req: SyncGroupRequest) -> SyncGroupRespons
     version = ctx.api_version
     if version >= 5 and (req.protocol_type is None or req.protocol_name is None):
         return SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    if not ctx.authorize(Op.READ, R.GROUP, req.group_id):
+        return SyncGroupResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     request = SyncRequest(
         member_id=req.member_id,
         group_instance_id=req.group_instance_id if version >= 3 else None,
