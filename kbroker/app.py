@@ -42,9 +42,11 @@ from kbroker.log.partition_log import PartitionLog
 from kbroker.metadata.api import MetadataService
 from kbroker.metadata.local import LocalMetadata
 from kbroker.metadata.meta_properties import read_or_create_cluster_id
+from kbroker.replication.client import plaintext_connector
 from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import ReplicaManager, ReplicationSettings
 from kbroker.security.authorizer import AclAuthorizer, build_authorizer
+from kbroker.security.client import inter_broker_connector
 from kbroker.security.connections import ConnectionQuotas
 from kbroker.security.image import SecurityChange
 from kbroker.security.quotas import ClientQuotas
@@ -230,6 +232,7 @@ def _assemble(
     security: list[ListenerSecurity],
 ) -> Broker:
     purgatory = Purgatory()
+    inter_broker = next(s for s in security if s.listener.name == config.inter_broker_listener_name)
 
     def on_flushed(plog: PartitionLog) -> None:
         if plog.topic_partition is not None:
@@ -250,6 +253,8 @@ def _assemble(
             log_retention_check_interval_ms=config.log_retention_check_interval_ms,
         ),
         purgatory=purgatory,
+        # A single node never fetches from another: its inter-broker listener may lack a client login.
+        connect=inter_broker_connector(config, inter_broker) if config.cluster_mode else plaintext_connector,
     )
     groups = GroupService(
         _coordinator_config(config),

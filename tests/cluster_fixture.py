@@ -77,15 +77,25 @@ class ClusterNode(BrokerProcess):
         overrides: Mapping[str, str],
         log_path: Path,
         source_dir: Path | None = None,
+        extra_listeners: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__(
             data_dir, port=port, overrides=dict(overrides), log_path=log_path, source_dir=source_dir
         )
         self.node_id = node_id
         self.etcd_url = etcd_url
+        self.extra_listeners = dict(extra_listeners or {})
+        """Listeners beside PLAINTEXT (which the harness uses), by name: their ports."""
 
     def command(self) -> list[str]:
-        return [*super().command(), "--node-id", str(self.node_id), "--metadata", self.etcd_url]
+        command = [*super().command(), "--node-id", str(self.node_id), "--metadata", self.etcd_url]
+        command[command.index("--listeners") + 1] += "".join(
+            f",{name}://{self.host}:{port}" for name, port in self.extra_listeners.items()
+        )
+        return command
+
+    def bootstrap_of(self, listener: str) -> str:
+        return f"{self.host}:{self.extra_listeners[listener]}"
 
 
 class Cluster:
@@ -99,9 +109,13 @@ class Cluster:
         *,
         source_dir: Path | None = None,
         base_overrides: Mapping[str, str] = DEFAULT_OVERRIDES,
+        extra_listeners: tuple[str, ...] = (),
+        extra_args: list[str] | None = None,
     ) -> None:
         """`source_dir`: run every node from that checkout (see BrokerProcess). `base_overrides`: the settings
-        `overrides` add to; the tests' short timeouts by default, `{}` for the brokers' own defaults (benchmarks)."""
+        `overrides` add to; the tests' short timeouts by default, `{}` for the brokers' own defaults (benchmarks).
+        `extra_listeners`: more listeners (e.g. SASL_SSL) on ports of their own; `extra_args`: more `kbroker serve`
+        arguments (e.g. --add-scram)."""
         self.root = root
         self.etcd = etcd
         settings = {**base_overrides, **(overrides or {})}
@@ -115,7 +129,9 @@ class Cluster:
                 overrides=settings,
                 log_path=root / f"node{node_id}.log",
                 source_dir=source_dir,
+                extra_listeners={name: free_port() for name in extra_listeners},
             )
+            node.extra_args = list(extra_args or [])
             self.nodes[node_id] = node
             if request is not None:
                 register_broker(request, node)

@@ -13,6 +13,7 @@ blocking socket, for command-line tools and tests).
 from __future__ import annotations
 
 import socket
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -73,9 +74,12 @@ def decode_response(frame: bytearray, api_key: int, version: int, correlation_id
 
 
 class BrokerClient:
-    """One trio connection to a broker. `async with await BrokerClient.connect(host, port) as client: ...`"""
+    """One trio connection to a broker. `async with await BrokerClient.connect(host, port) as client: ...`
 
-    def __init__(self, stream: trio.SocketStream, client_id: str) -> None:
+    The stream may be TLS (trio.SSLStream); a SASL login is a few requests on it before any other (see
+    kbroker/security/client.py, which makes the connections of an inter-broker listener that needs them)."""
+
+    def __init__(self, stream: trio.abc.Stream, client_id: str) -> None:
         self._stream = stream
         self._client_id = client_id
         self._decoder = FrameDecoder(_MAX_RESPONSE_SIZE)
@@ -128,6 +132,14 @@ class BrokerClient:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+Connector = Callable[[str, int, str], Awaitable[BrokerClient]]
+"""(host, port, client_id) -> a connected (and, where the listener wants it, authenticated) client."""
+
+
+async def plaintext_connector(host: str, port: int, client_id: str) -> BrokerClient:
+    return await BrokerClient.connect(host, port, client_id=client_id)
 
 
 class SyncBrokerClient:

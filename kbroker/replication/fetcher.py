@@ -33,6 +33,8 @@ from kbroker.replication.client import (
     OFFSET_FOR_LEADER_EPOCH_VERSION,
     BrokerClient,
     BrokerClientError,
+    Connector,
+    plaintext_connector,
 )
 from kbroker.replication.partition import Partition
 from protocol.errors import ErrorCode
@@ -132,8 +134,10 @@ class ReplicaFetcher:
         fetch_wait_max_ms: int,
         fetch_max_bytes: int,
         clock: Clock,
+        connect: Connector = plaintext_connector,
     ) -> None:
         self.node_id = node_id
+        self._connect = connect
         self.leader = leader
         self.partitions: dict[TopicPartition, FollowState] = {}
         self._partitions = partitions
@@ -171,9 +175,7 @@ class ReplicaFetcher:
                 await self._changed.wait()
                 continue
             try:
-                client = await BrokerClient.connect(
-                    leader.host, leader.port, client_id=f"kbroker-replica-{self.node_id}"
-                )
+                client = await self._connect(leader.host, leader.port, f"kbroker-replica-{self.node_id}")
                 async with client:
                     backoff = 0.05
                     await self._serve(client)

@@ -42,6 +42,7 @@ from kbroker.log.producer_state import ProducerStateEntry
 from kbroker.metadata.api import MetadataView
 from kbroker.metadata.image import EMPTY_IMAGE, NO_LEADER, MetadataImage, PartitionState, TopicMetadata
 from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
+from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.replication.fetcher import FollowState, ReplicaFetcher
 from kbroker.replication.partition import Partition, PartitionRead
 from kbroker.replication.purgatory import Purgatory
@@ -120,8 +121,10 @@ class ReplicaManager:
         default_log_config: LogConfig,
         settings: ReplicationSettings,
         purgatory: Purgatory | None = None,
+        connect: Connector = plaintext_connector,
     ) -> None:
         self.node_id = node_id
+        self._connect = connect
         self.logs = logs
         self.committer = committer
         self.metadata = metadata
@@ -332,6 +335,7 @@ class ReplicaManager:
                     fetch_wait_max_ms=self.settings.replica_fetch_wait_max_ms,
                     fetch_max_bytes=self.settings.replica_fetch_max_bytes,
                     clock=self.clock,
+                    connect=self._connect,
                 )
                 task = _FetcherTask(fetcher, trio.CancelScope())
                 self._fetchers[leader_id] = task
