@@ -10,7 +10,7 @@ A client's quota of one kind is the first of these entities that sets it (None: 
 and its usage is measured where that entity says (a quota set for `user=U` alone is shared by all of U's clients;
 one set for the default user is each user's own). Usage is a rate over `quota.window.num` samples of
 `quota.window.size.seconds`; a request that takes it over the bound gets the time the client must stay quiet for
-the rate to fall back to the bound, `(rate - bound) / bound * window`, at most one sample window long (as Kafka).
+the rate to fall back to the bound, `(rate - bound) / bound * window`, at most the whole window long (as Kafka).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class ClientQuotas:
         if bound <= 0 or observed <= bound:
             return 0
         throttle = (observed - bound) / bound * rate.window_size_ms(now_ms)
-        return int(min(throttle, self._window_ms))
+        return int(min(throttle, self._window_ms * self._samples))
 
     def unrecord(self, user: str, client_id: str, key: str, value: float) -> None:
         """Take back a recorded value (a fetch answered empty because it was throttled, as Kafka does)."""
