@@ -131,7 +131,11 @@ async def _read_requests(
                 decoder.feed(data)
                 continue
             assert isinstance(frame, bytearray)
-            response = await dispatcher.handle(frame, session)
+            response: Outgoing | None
+            if session.raw_sasl:
+                response = await dispatcher.handle_raw_sasl(frame, session)
+            else:
+                response = await dispatcher.handle(frame, session)
             if response is not None:
                 await send.send(response)
             if session.close_reason is not None:

@@ -100,6 +100,19 @@ class RequestDispatcher:
         _set_throttle(response, throttle_ms)
         return _encode_response(header.correlation_id, header_version, response, version)
 
+    async def handle_raw_sasl(self, frame: bytearray, session: ConnectionSession) -> bytes | None:
+        """One bare SASL token after a SaslHandshake v0: the answer token, size-prefixed; None (and the connection
+        closes) when the login fails, as Kafka answers v0 logins."""
+        sasl = self.services.sasl
+        assert sasl is not None
+        result = await sasl.authenticate(session, bytes(frame), 0)
+        if result.error_code != ErrorCode.NONE:
+            session.close_reason = session.close_reason or "authentication failed"
+            return None
+        if session.login is None:
+            session.raw_sasl = False  # the login is complete: requests from now on
+        return len(result.auth_bytes).to_bytes(4, "big") + result.auth_bytes
+
     def _check_session(self, session: ConnectionSession, api_key: ApiKey) -> None:
         """On a SASL listener: nothing but the SASL APIs (and ApiVersions) before a login, nothing but a new login
         once the session has ended (KIP-368); Kafka closes the connection in both cases."""

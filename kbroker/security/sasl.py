@@ -109,6 +109,15 @@ class ScramServer:
             self._user,
         )
 
+    def _accept_prefixed_nonce(self, client_final: str) -> None:
+        """Kafka checks only that the client's final nonce ends with the server's; librdkafka up to 2.0 (kcat on
+        Debian) sends its own nonce twice. Such a nonce is taken as the one to expect, so the proof (which the
+        client computed over what it sent) is still checked by scramp."""
+        sent = next((a[2:] for a in client_final.split(",") if a.startswith("r=")), None)
+        expected = str(self._server.nonce)
+        if sent is not None and sent != expected and sent.endswith(expected):
+            self._server.nonce = scramp.core.Nonce(sent)
+
     async def evaluate(self, token: bytes) -> bytes:
         await trio.lowlevel.checkpoint()
         try:
@@ -123,6 +132,7 @@ class ScramServer:
                 self._stage = 1
                 return str(self._server.get_server_first()).encode()
             if self._stage == 1:
+                self._accept_prefixed_nonce(text)
                 self._server.set_client_final(text)
                 final = str(self._server.get_server_final())
                 self._stage = 2

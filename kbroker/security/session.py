@@ -47,6 +47,8 @@ class ConnectionSession:
     """The end of the SASL session (KIP-368), if it has one."""
     close_reason: str | None = None
     """Set by a handler: close the connection once this response is sent (a failed login, a refused handshake)."""
+    raw_sasl: bool = False
+    """After a SaslHandshake v0: the next frames are bare SASL tokens, not requests (Kafka's pre-KIP-152 way)."""
     mute_ms: int = 0
     """Set by the dispatcher: read nothing more from this client for so long (a quota's throttle, KIP-219)."""
 
