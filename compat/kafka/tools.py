@@ -40,6 +40,7 @@ from compat.kafka.process import TOOL_JVM_OPTIONS, log_config_options
 TOOLS: dict[str, tuple[str, ...]] = {
     "kafka-topics": ("org.apache.kafka.tools.TopicCommand",),
     "kafka-configs": ("kafka.admin.ConfigCommand",),
+    "kafka-acls": ("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand"),
     "kafka-console-producer": ("org.apache.kafka.tools.ConsoleProducer", "kafka.tools.ConsoleProducer"),
     "kafka-console-consumer": ("org.apache.kafka.tools.consumer.ConsoleConsumer",),
     "kafka-consumer-groups": ("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",),
