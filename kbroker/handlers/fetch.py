@@ -114,9 +114,11 @@ def _leader_hints(ctx: RequestContext, responses: list[FetchableTopicResponse]) 
                 continue
             leader, epoch, broker = image.current_leader(name, data.partition_index)
             data.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
-            if broker is not None:
+            address = broker.endpoint(ctx.listener) if broker is not None else None
+            if broker is not None and address is not None:
+                # the leader's address on the listener this client uses
                 endpoints[broker.node_id] = NodeEndpoint(
-                    node_id=broker.node_id, host=broker.host, port=broker.port, rack=broker.rack
+                    node_id=broker.node_id, host=address[0], port=address[1], rack=broker.rack
                 )
     return [endpoints[node] for node in sorted(endpoints)]
 

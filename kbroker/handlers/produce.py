@@ -142,8 +142,10 @@ def _response(ctx: RequestContext, responses: list[TopicProduceResponse]) -> Pro
                     continue
                 leader, epoch, broker = image.current_leader(topic_response.name, response.index)
                 response.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
-                if broker is not None:
+                address = broker.endpoint(ctx.listener) if broker is not None else None
+                if broker is not None and address is not None:
+                    # the leader's address on the listener this client uses
                     endpoints[broker.node_id] = NodeEndpoint(
-                        node_id=broker.node_id, host=broker.host, port=broker.port, rack=broker.rack
+                        node_id=broker.node_id, host=address[0], port=address[1], rack=broker.rack
                     )
     return ProduceResponse(responses=responses, node_endpoints=[endpoints[n] for n in sorted(endpoints)])
