@@ -21,6 +21,7 @@ from kafka import KafkaConsumer as KpConsumer
 from kafka import KafkaProducer as KpProducer
 from kafka import TopicPartition as KpTopicPartition
 
+from compat.clients.franz import FranzProgram, config_args
 from compat.clients.java import HarnessFailed, JavaHarness
 from compat.conftest import require_kafka
 from compat.kafka import KAFKA_3
@@ -157,6 +158,28 @@ def test_kcat(secure: SecureBroker, pki: Pki, mode: str, kcat_path: Path) -> Non
     )
     assert out.returncode == 0, out.stderr.decode(errors="replace")[-3000:]
     assert sorted(line for line in out.stdout.split(b"\n") if line) == sorted(values(topic))
+
+
+# ---- franz-go (kgo) --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_franz_go(secure: SecureBroker, pki: Pki, mode: str, franz_program: FranzProgram) -> None:
+    """kgo's dialer with a tls.Config and its SASL mechanisms (compat/go/franz/main.go takes librdkafka's names)."""
+    topic = new_topic(secure)
+    bootstrap = secure.bootstrap_of(listener_of(mode))
+    settings = config_args(librdkafka_settings(mode, pki))
+    records = [
+        Record(index=i, partition=None, key=None, value=v, headers=(), timestamp=None)
+        for i, v in enumerate(values(topic))
+    ]
+    lines = franz_program.run(bootstrap, *settings, "produce", topic, "none",
+                              stdin="".join(to_line(r) + "\n" for r in records))  # fmt: skip
+    assert lines[-1] == {"sent": COUNT, "acknowledged": COUNT, "failed": 0}, lines[-1]
+    consumed = franz_program.run(bootstrap, *settings, "consume", topic, "2", str(COUNT), "60")
+    assert sorted(from_json(line).value or b"" for line in consumed if "offset" in line) == sorted(
+        values(topic)
+    )
 
 
 # ---- kafka-python 3 ---------------------------------------------------------------------------------------------

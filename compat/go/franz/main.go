@@ -35,7 +35,10 @@
 //
 // --config sets kgo options by these names (anything else is a usage error): client.id,
 // producer.batch.max.bytes, producer.linger.ms, producer.compression (a codec of produce), unknown.topic.retries,
-// record.delivery.timeout.ms, metadata.min.age.ms, session.timeout.ms, heartbeat.interval.ms.
+// record.delivery.timeout.ms, metadata.min.age.ms, session.timeout.ms, heartbeat.interval.ms; and, with librdkafka's
+// names, the security settings: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), ssl.ca.location,
+// ssl.certificate.location, ssl.key.location, sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), sasl.username,
+// sasl.password.
 //
 // Output is JSON lines on stdout; kgo's own log goes to stderr at warn level. A request-level failure exits 1
 // with the error on stderr; per-topic, per-partition and per-group errors are printed in their JSON line
@@ -45,6 +48,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -60,6 +65,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 const requestTimeout = 60 * time.Second
@@ -117,9 +124,12 @@ func main() {
 	brokers := strings.Split(args[1], ",")
 	args = args[2:]
 	for len(args) >= 2 && args[0] == "--config" {
-		configured = append(configured, setting(args[1]))
+		if opt := setting(args[1]); opt != nil {
+			configured = append(configured, opt)
+		}
 		args = args[2:]
 	}
+	configured = append(configured, securityOptions()...)
 	if len(args) == 0 {
 		usage("need a subcommand")
 	}
@@ -202,6 +212,10 @@ func setting(pair string) kgo.Opt {
 	}
 	ms := func() time.Duration { return time.Duration(atoi(value)) * time.Millisecond }
 	switch key {
+	case "security.protocol", "ssl.ca.location", "ssl.certificate.location", "ssl.key.location", "sasl.mechanism",
+		"sasl.username", "sasl.password":
+		security[key] = value
+		return nil
 	case "client.id":
 		return kgo.ClientID(value)
 	case "producer.batch.max.bytes":
@@ -223,6 +237,48 @@ func setting(pair string) kgo.Opt {
 	}
 	usage("unknown --config key " + key)
 	panic("unreachable")
+}
+
+// security holds the security settings of --config; securityOptions turns them into kgo's dialer and SASL options.
+var security = map[string]string{}
+
+func securityOptions() []kgo.Opt {
+	protocol := security["security.protocol"]
+	var opts []kgo.Opt
+	if protocol == "SSL" || protocol == "SASL_SSL" {
+		config := &tls.Config{MinVersion: tls.VersionTLS12}
+		if ca := security["ssl.ca.location"]; ca != "" {
+			pem, err := os.ReadFile(ca)
+			if err != nil {
+				fail("%v", err)
+			}
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(pem)
+			config.RootCAs = pool
+		}
+		if cert := security["ssl.certificate.location"]; cert != "" {
+			pair, err := tls.LoadX509KeyPair(cert, security["ssl.key.location"])
+			if err != nil {
+				fail("%v", err)
+			}
+			config.Certificates = []tls.Certificate{pair}
+		}
+		opts = append(opts, kgo.DialTLSConfig(config))
+	}
+	if protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL" {
+		user, pass := security["sasl.username"], security["sasl.password"]
+		switch security["sasl.mechanism"] {
+		case "PLAIN":
+			opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
+		case "SCRAM-SHA-256":
+			opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
+		case "SCRAM-SHA-512":
+			opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+		default:
+			usage("unknown sasl.mechanism " + security["sasl.mechanism"])
+		}
+	}
+	return opts
 }
 
 func options(brokers []string, more ...kgo.Opt) []kgo.Opt {
