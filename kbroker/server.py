@@ -127,5 +127,8 @@ async def _serve_counted(
 ) -> None:
     try:
         await serve_connection(dispatcher, runtime, stream, peer)
+    except Exception:
+        # A bug in one connection's handling must not stop the listener (nor the broker): drop that one, say why.
+        log.exception("closing the connection from %s after an internal error", peer)
     finally:
         quotas.close(runtime.listener.name, ip)
