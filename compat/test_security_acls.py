@@ -30,6 +30,8 @@ from protocol.messages.describe_client_quotas_request import DescribeClientQuota
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_configs_request import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_producers_request import DescribeProducersRequest
+from protocol.messages.describe_producers_request import TopicRequest as DescribeProducersTopic
 from protocol.messages.describe_topic_partitions_request import DescribeTopicPartitionsRequest, TopicRequest
 from protocol.messages.describe_user_scram_credentials_request import DescribeUserScramCredentialsRequest
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
@@ -248,6 +250,19 @@ def offset_for_leader_epoch_rows(wire: Wire, who: str) -> Any:
     return {t.topic: t.partitions[0].error_code for t in answer.topics}
 
 
+def describe_producers_rows(wire: Wire, who: str) -> Any:
+    answer = wire.call(
+        DescribeProducersRequest(
+            topics=[
+                DescribeProducersTopic(name=t, partition_indexes=[0])
+                for t in ("acl-t", "acl-secret", "acl-pub-1")
+            ]
+        ),
+        0,
+    )
+    return {t.name: t.partitions[0].error_code for t in answer.topics}
+
+
 def create_delete_topics(wire: Wire, who: str) -> Any:
     created = wire.call(
         CreateTopicsRequest(
@@ -440,6 +455,7 @@ ROWS: dict[str, Row] = {
     "fetch": fetch_rows,
     "list-offsets": list_offsets_rows,
     "offset-for-leader-epoch": offset_for_leader_epoch_rows,
+    "describe-producers": describe_producers_rows,
     "create-delete-topics": create_delete_topics,
     "describe-configs": describe_configs_rows,
     "init-producer-id": init_producer_id,

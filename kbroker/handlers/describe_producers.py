@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.describe_producers_request import DescribeProducersRequest
 from protocol.messages.describe_producers_response import (
     DescribeProducersResponse,
@@ -33,9 +36,15 @@ async def handle(ctx: RequestContext, req: DescribeProducersRequest) -> Describe
     topics = []
     for t in req.topics:
         exists = t.name in image.topics
+        # As Kafka: READ on the topic, checked before whether it exists.
+        readable = ctx.authorize(Op.READ, R.TOPIC, t.name)
         partitions = []
         for index in t.partition_indexes:
             answer = PartitionResponse(partition_index=index)
+            if not readable:
+                answer.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                partitions.append(answer)
+                continue
             try:
                 producers = replicas.active_producers(TopicPartition(t.name, index))
             except KafkaError as exc:
