@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
@@ -42,9 +42,20 @@ from kbroker.log.partition_log import PartitionLog
 from kbroker.metadata.api import MetadataService
 from kbroker.metadata.local import LocalMetadata
 from kbroker.metadata.meta_properties import read_or_create_cluster_id
+from kbroker.monitoring.admin_listener import (
+    AdminApp,
+    Readiness,
+    Sockets,
+    bind_admin_listener,
+    close_admin_listener,
+    serve_admin,
+)
+from kbroker.monitoring.collector import BrokerState
+from kbroker.monitoring.console_api import ConsoleApi
 from kbroker.replication.client import plaintext_connector
 from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import ReplicaManager, ReplicationSettings
+from kbroker.request_log import RequestLog
 from kbroker.security.authorizer import AclAuthorizer, build_authorizer
 from kbroker.security.client import inter_broker_connector
 from kbroker.security.connections import ConnectionQuotas
@@ -105,12 +116,40 @@ class Broker:
         """The port a listener (by name) is bound to."""
         return next(b.port for b, _ in self.listeners if b.listener.name == listener.upper())
 
+    admin_sockets: Sockets | None = None
+    """The admin HTTP listener's (admin.listener: metrics, health, console), bound; None when it is off."""
+    readiness: Readiness = field(default_factory=Readiness)
+
+    def admin_app(self) -> AdminApp:
+        """The admin listener's application, reading this broker's state through `BrokerState`."""
+        state = BrokerState(
+            node_id=self.config.node_id,
+            cluster_mode=self.config.cluster_mode,
+            metadata=self.metadata,
+            replicas=self.replicas,
+            groups=self.groups,
+            committer=self.committer,
+            requests=self.dispatcher.stats,
+        )
+        # The console's own Kafka client connects to this broker without credentials: through a PLAINTEXT
+        # listener if there is one, else the inter-broker one (whose secured requests then fail with a message).
+        advertised = next(
+            (a for a in self.config.advertised_listeners if a.security_protocol == "PLAINTEXT"),
+            self.config.advertised_inter_broker_listener,
+        )
+        port = advertised.port or self.port_of(advertised.name)
+        bootstrap = f"{advertised.host or '127.0.0.1'}:{port}"
+        return AdminApp(state, self.readiness, ConsoleApi(state, self.config, lambda: bootstrap))
+
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
         """Start every service in dependency order, the listener last; started with the port it listens on. Runs
         until cancelled."""
         config = self.config
         async with trio.open_nursery() as nursery:
             await nursery.start(self.committer.run)
+            if self.admin_sockets is not None:
+                # Early, so that /health/live answers while the broker waits for its cluster.
+                await nursery.start(serve_admin, self.admin_sockets, self.admin_app())
             await nursery.start(self.replicas.run)
             await nursery.start(self.metadata.run)
             if self.add_scram:
@@ -129,6 +168,7 @@ class Broker:
                 )
                 nursery.start_soon(cleaner.run)
             await nursery.start(serve, self.listeners, self.dispatcher, self.connection_quotas)
+            self.readiness.serving = True
             log.info(
                 "broker %d started (%s, data in %s)",
                 config.node_id,
@@ -145,6 +185,7 @@ async def open_broker(
     clock: Clock | None = None,
     metadata: MetadataService | None = None,
     add_scram: tuple[AddScram, ...] = (),
+    log_requests: int = 0,
 ) -> AsyncIterator[Broker]:
     """Check the security settings, lock the data directory, bind the listeners, recover the logs and build every
     service; closes the logs on exit. `metadata` defaults to what the config asks for (etcd with --metadata, else
@@ -155,9 +196,13 @@ async def open_broker(
     runtimes = [_listener_runtime(config, s) for s in security]
     with locked_data_dir(config.data_dir):
         bound: list[BoundListener] = []
+        admin_listener = config.raw("admin.listener")
+        admin_sockets: Sockets | None = None
         try:
             for listener in config.listeners:
                 bound.append(await open_listener(listener))
+            if admin_listener:
+                admin_sockets = bind_admin_listener(admin_listener)
             ports = {b.listener.name: b.port for b in bound}
             port = ports[config.inter_broker_listener_name]
             if metadata is None:
@@ -172,24 +217,29 @@ async def open_broker(
             logs = LogManager(config.data_dir, config.log_defaults, topic_configs, now_ms=clock.now_ms())
             try:
                 broker = _assemble(config, clock, port, logs, metadata, list(zip(bound, runtimes, strict=True)),
-                                   security)  # fmt: skip
+                                   security, RequestLog(log_requests))  # fmt: skip
                 broker.add_scram = add_scram
+                broker.admin_sockets = admin_sockets
                 yield broker
             finally:
                 logs.close_all()
         finally:
             for b in bound:
                 b.close()
+            if admin_sockets is not None:
+                close_admin_listener(admin_sockets)
 
 
 async def run_broker(
     config: BrokerConfig,
     *,
     add_scram: tuple[AddScram, ...] = (),
+    log_requests: int = 0,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run a broker until cancelled; started with the port it listens on."""
-    async with open_broker(config, add_scram=add_scram) as broker:
+    """Run a broker until cancelled; started with the port it listens on. `log_requests`: log every N-th request
+    (kbroker/request_log.py)."""
+    async with open_broker(config, add_scram=add_scram, log_requests=log_requests) as broker:
         await broker.run(task_status=task_status)
 
 
@@ -230,6 +280,7 @@ def _assemble(
     metadata: MetadataService,
     listeners: list[tuple[BoundListener, ListenerRuntime]],
     security: list[ListenerSecurity],
+    request_log: RequestLog,
 ) -> Broker:
     purgatory = Purgatory()
     inter_broker = next(s for s in security if s.listener.name == config.inter_broker_listener_name)
@@ -316,7 +367,7 @@ def _assemble(
         replicas=replicas,
         groups=groups,
         services=services,
-        dispatcher=RequestDispatcher(services, HANDLERS),
+        dispatcher=RequestDispatcher(services, HANDLERS, request_log=request_log),
         listeners=listeners,
         connection_quotas=ConnectionQuotas(
             max_connections=int(config.raw("max.connections") or 2**31 - 1),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import trio
 
+from kbroker import logs
 from kbroker.common import ConfigError, StartupError
 from kbroker.config import BROKER_CONFIGS, BrokerConfig, parse_properties
 from kbroker.security.scram import AddScram, parse_add_scram
@@ -71,7 +72,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="a first SCRAM credential, in kafka-storage format's syntax (repeatable; a user's existing credential "
         "for that mechanism is kept)",
     )
-    serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING [default INFO]")
+    serve.add_argument(
+        "--log-level",
+        action="append",
+        default=[],
+        metavar="[MODULE=]LEVEL",
+        help="DEBUG, INFO, WARNING, ERROR for everything, or MODULE=LEVEL for one logger and those under it, "
+        "e.g. kbroker.replication=DEBUG (repeatable) [default INFO]",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text lines or JSON objects [default text]",
+    )
+    serve.add_argument(
+        "--log-requests",
+        type=int,
+        default=0,
+        metavar="N",
+        help="log every N-th request on the logger kbroker.request (1: every request) [default 0: none]",
+    )
     from kbroker.replication import topics_tool
 
     topics_tool.build_parser(
@@ -79,6 +100,23 @@ def build_parser() -> argparse.ArgumentParser:
             "topics",
             help="describe topics: leaders, replicas, ISR (like kafka-topics.sh)",
             description="Describe topics through a broker's Metadata (like kafka-topics.sh --describe).",
+        )
+    )
+    from kbroker.tools import commands
+
+    commands.build_topic_parser(
+        sub.add_parser(
+            "topic",
+            help="create, list, describe, delete, produce to and consume from topics (like rpk topic)",
+            description="Topics through any broker, over Kafka's protocol: create, list, describe, delete, "
+            "produce (lines of stdin) and consume.",
+        )
+    )
+    commands.build_group_parser(
+        sub.add_parser(
+            "group",
+            help="list and describe consumer groups with their lag, seek their offsets (like rpk group)",
+            description="Consumer groups through any broker, over Kafka's protocol.",
         )
     )
     return parser
@@ -115,20 +153,23 @@ def main(argv: list[str] | None = None) -> int:
         from kbroker.replication import topics_tool
 
         return topics_tool.run(args)
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    if args.command in ("topic", "group"):
+        from kbroker.tools import commands
+
+        return commands.run_topic(args) if args.command == "topic" else commands.run_group(args)
     try:
+        logs.configure(args.log_level or ["INFO"], args.log_format)
+        if args.log_requests < 0:
+            raise ValueError("--log-requests must be 0 (off) or more")
         config = config_from_args(args)
         add_scram = tuple(parse_add_scram(text) for text in args.add_scram)
-    except (ConfigError, OSError) as exc:
-        print(f"kbroker: {exc}", file=sys.stderr)
+    except (ConfigError, OSError, ValueError) as exc:
+        print(f"kbroker: {logs.redact(str(exc))}", file=sys.stderr)
         return 2
-    return serve(config, add_scram)
+    return serve(config, add_scram, log_requests=args.log_requests)
 
 
-def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = ()) -> int:
+def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = (), *, log_requests: int = 0) -> int:
     """Run the broker until SIGTERM/SIGINT; the exit status."""
     # Imported here: `kbroker topics` and `--help` need none of the broker.
     from kbroker.app import run_broker
@@ -145,7 +186,9 @@ def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = ()) -> int:
 
                 # Signals are watched before anything starts, so a broker can be stopped during start-up too.
                 nursery.start_soon(stop_on_signal)
-                await nursery.start(partial(run_broker, config, add_scram=add_scram))
+                await nursery.start(
+                    partial(run_broker, config, add_scram=add_scram, log_requests=log_requests)
+                )
 
     try:
         trio.run(run)
@@ -153,7 +196,7 @@ def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = ()) -> int:
         reason = _startup_failure(exc, (ConfigError, StartupError))
         if reason is None:
             raise
-        print(f"kbroker: {reason}", file=sys.stderr)
+        print(f"kbroker: {logs.redact(str(reason))}", file=sys.stderr)
         return 2 if isinstance(reason, ConfigError) else 1
     log.info("broker stopped")
     return 0

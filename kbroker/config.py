@@ -192,6 +192,13 @@ _DEFS = [
     ConfigDef(
         "cluster.name", "string", "default", "Names this cluster's keys in etcd: /kbroker/<cluster.name>/."
     ),
+    ConfigDef(
+        "admin.listener",
+        "string",
+        None,
+        "http://HOST:PORT of the admin HTTP listener: Prometheus /metrics, /health/live, /health/ready and the web "
+        "console at / (kbroker's own; unset: off).",
+    ),
 ]
 
 

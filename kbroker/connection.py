@@ -55,6 +55,9 @@ async def serve_connection(
     connection_id = next(_connection_ids)
     session = ConnectionSession.for_listener(runtime.listener, connection_id, peer)
     stream: trio.abc.Stream = raw
+    stats = dispatcher.stats
+    stats.active_connections += 1
+    stats.connections_created += 1
     try:
         if runtime.tls is not None:
             tls_stream = await _tls_handshake(runtime.tls, raw, session)
@@ -69,6 +72,7 @@ async def serve_connection(
                     # the peer misbehaved: close now, without the responses still pending (as Kafka does)
                     nursery.cancel_scope.cancel()
     finally:
+        stats.active_connections -= 1
         with trio.move_on_after(1) as scope:
             scope.shield = True
             await stream.aclose()

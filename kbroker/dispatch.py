@@ -14,8 +14,10 @@ from typing import Any
 
 from kbroker.handlers.registry import CloseConnection, Deferred, Handler, RequestContext
 from kbroker.handlers.services import BrokerServices
+from kbroker.request_log import RequestLog
 from kbroker.security import quotas as q
 from kbroker.security.session import ConnectionSession
+from kbroker.stats import LatencyHistogram, RequestStats
 from protocol.codec import decode_from, encode_into
 from protocol.errors import ErrorCode
 from protocol.headers import (
@@ -35,9 +37,21 @@ Outgoing = bytearray | bytes | Callable[[], Awaitable[bytearray]]
 
 
 class RequestDispatcher:
-    def __init__(self, services: BrokerServices, handlers: Mapping[ApiKey, Handler[Any, Any]]) -> None:
+    def __init__(
+        self,
+        services: BrokerServices,
+        handlers: Mapping[ApiKey, Handler[Any, Any]],
+        *,
+        request_log: RequestLog | None = None,
+    ) -> None:
         self.services = services
         self.handlers = dict(handlers)
+        # Per-API latency (Kafka's RequestMetrics), looked up once per request by API key: no allocation per request.
+        self.stats = RequestStats()
+        self._latency: dict[ApiKey, LatencyHistogram] = {
+            key: self.stats.histogram(api_name(h)) for key, h in self.handlers.items()
+        }
+        self.request_log = request_log or RequestLog()
 
     async def handle(self, frame: bytearray, session: ConnectionSession) -> Outgoing | None:
         """Decode, dispatch and encode one request; None means no response (acks=0 produce). Raises CloseConnection
@@ -65,6 +79,7 @@ class RequestDispatcher:
         if version in schema.flexible:
             skip_tagged_fields(r)
         request: object = decode_from(schema.struct.cls, version, r)
+        started = time.perf_counter()
         ctx = RequestContext(
             services=self.services,
             api_key=api_key,
@@ -77,7 +92,6 @@ class RequestDispatcher:
             principal=session.principal,
             session=session,
         )
-        started = time.perf_counter()
         response = await handler.fn(ctx, request)
         # A long-polling fetch waits inside its handler: only the other requests' time is what Kafka counts.
         seconds = 0.0 if api_key == ApiKey.FETCH else time.perf_counter() - started
@@ -86,6 +100,7 @@ class RequestDispatcher:
         )
         session.mute_ms = throttle_ms
         if response is None:
+            self._done(api_key, ctx, 0, started)
             return None
         header_version = response_header_version(schema, version)
         if isinstance(response, Deferred):
@@ -94,11 +109,31 @@ class RequestDispatcher:
             async def encode_later() -> bytearray:
                 answer = await deferred.wait()
                 _set_throttle(answer, throttle_ms)
-                return _encode_response(header.correlation_id, header_version, answer, version)
+                out = _encode_response(header.correlation_id, header_version, answer, version)
+                self._done(api_key, ctx, len(out), started)
+                return out
 
             return encode_later
         _set_throttle(response, throttle_ms)
-        return _encode_response(header.correlation_id, header_version, response, version)
+        out = _encode_response(header.correlation_id, header_version, response, version)
+        self._done(api_key, ctx, len(out), started)
+        return out
+
+    def _done(self, api_key: ApiKey, ctx: RequestContext, response_bytes: int, started: float) -> None:
+        """A request answered: its latency into the API's histogram, and a request log line if it is sampled."""
+        seconds = time.perf_counter() - started
+        self._latency[api_key].observe(seconds)
+        if self.request_log.sampled():
+            self.request_log.write(
+                api_name(self.handlers[api_key]),
+                ctx.api_version,
+                ctx.correlation_id,
+                ctx.client_id,
+                ctx.client_host,
+                ctx.connection_id,
+                response_bytes,
+                seconds,
+            )
 
     async def handle_raw_sasl(self, frame: bytearray, session: ConnectionSession) -> bytes | None:
         """One bare SASL token after a SaslHandshake v0: the answer token, size-prefixed; None (and the connection
@@ -172,6 +207,11 @@ def _from_follower(request: object) -> bool:
 def _set_throttle(response: object, throttle_ms: int) -> None:
     if throttle_ms and hasattr(response, "throttle_time_ms"):
         response.throttle_time_ms = max(response.throttle_time_ms, throttle_ms)
+
+
+def api_name(handler: Handler[Any, Any]) -> str:
+    """Kafka's name of the API (`Produce`, `FindCoordinator`), as its request metrics are labelled."""
+    return handler.request_schema.struct.cls.__name__.removesuffix("Request")
 
 
 def _encode_response(correlation_id: int, header_version: int, response: object, version: int) -> bytearray:

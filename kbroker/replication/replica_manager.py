@@ -46,7 +46,9 @@ from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.replication.fetcher import FollowState, ReplicaFetcher
 from kbroker.replication.partition import Partition, PartitionRead
 from kbroker.replication.purgatory import Purgatory
+from kbroker.stats import ReplicationStats
 from protocol.errors import ErrorCode
+from protocol.records import iter_batches
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,8 @@ class ReplicaManager:
         self.default_log_config = default_log_config
         self.settings = settings
         self.purgatory = purgatory or Purgatory()
+        self.stats = ReplicationStats()
+        """Traffic per topic, ISR changes and parked requests, for metrics (bumped per batch, never per record)."""
         self.image: MetadataImage = EMPTY_IMAGE
         """The image the current roles were computed from."""
         self.partitions: dict[TopicPartition, Partition] = {}
@@ -392,9 +396,12 @@ class ReplicaManager:
         Each result holds the append's offsets or its error. For acks=-1 the fsync of each log is requested here;
         then `wait_for_acks`."""
         results = []
+        stats = self.stats
         for tp, records in entries:
             result = ProduceResult(tp)
             results.append(result)
+            traffic = stats.topic(tp.topic)
+            traffic.produce_requests += 1
             found: Partition | None = None
             try:
                 topic = self.image.topics.get(tp.topic)
@@ -406,9 +413,13 @@ class ReplicaManager:
                 result.info = partition.append_records_as_leader(records, required_acks, now_ms)
             except KafkaError as exc:
                 result.error = exc
+                traffic.failed_produce_requests += 1
                 if found is not None and isinstance(exc, InvalidRecords):
                     result.log_start_offset = found.log.log_start_offset
                 continue
+            if not result.info.duplicate:
+                traffic.messages_in += result.info.last_offset - result.info.base_offset + 1
+                traffic.bytes_in += len(records)
             result.partition = partition
             result.leader_epoch = partition.leader_epoch
             result.truncations = partition.log.truncations
@@ -433,7 +444,13 @@ class ReplicaManager:
             )
 
         deadline = trio.current_time() + max(timeout_ms, 0) / 1000
-        await self.purgatory.wait_until([r.tp for r in pending], lambda: all(map(decided, pending)), deadline)
+        self.stats.parked_produces += 1
+        try:
+            await self.purgatory.wait_until(
+                [r.tp for r in pending], lambda: all(map(decided, pending)), deadline
+            )
+        finally:
+            self.stats.parked_produces -= 1
         for r in pending:
             assert r.partition is not None
             assert r.info is not None
@@ -456,9 +473,13 @@ class ReplicaManager:
         if total >= max(params.min_bytes, 1) or params.max_wait_ms <= 0 or any(r.error for r in reads):
             return reads
         deadline = trio.current_time() + params.max_wait_ms / 1000
-        await self.purgatory.wait_until(
-            [p.tp for p in params.partitions], lambda: self._fetch_ready(params), deadline
-        )
+        self.stats.parked_fetches += 1
+        try:
+            await self.purgatory.wait_until(
+                [p.tp for p in params.partitions], lambda: self._fetch_ready(params), deadline
+            )
+        finally:
+            self.stats.parked_fetches -= 1
         return self._read(params)[0]
 
     def _read(self, params: FetchParams) -> tuple[list[PartitionRead], int]:
@@ -488,6 +509,13 @@ class ReplicaManager:
                 min_one_batch = False
                 budget = max(budget - size, 0)
                 total += size
+                traffic = self.stats.topic(request.tp.topic)
+                if params.replica_id >= 0:
+                    traffic.replication_bytes_out += size
+                else:
+                    traffic.bytes_out += size
+                    # Batch headers only (one per batch, never per record).
+                    traffic.messages_out += sum(b.record_count for b in iter_batches(read.records))
             if params.replica_id >= 0 and partition.may_join_isr(params.replica_id, request.fetch_offset):
                 self._isr_wakeup.set()
             reads.append(read)
@@ -595,6 +623,10 @@ class ReplicaManager:
         self._isr_refused.pop(tp, None)
         if state.isr != old_isr:
             log.info("ISR of %s: %s -> %s", tp, list(old_isr), list(state.isr))
+            if set(state.isr) < set(old_isr):
+                self.stats.isr_shrinks += 1
+            elif set(state.isr) > set(old_isr):
+                self.stats.isr_expands += 1
         if partition.replication is not leader:
             return
         # The metadata may have delivered this state already; then this changes nothing.
