@@ -117,12 +117,12 @@ def build_group_parser(parser: argparse.ArgumentParser) -> None:
         _bootstrap_argument(p)
 
 
-def run_topic(args: argparse.Namespace, out: TextIO = sys.stdout, stdin: TextIO = sys.stdin) -> int:
-    return _run(f"topic {args.action}", args, out, stdin)
+def run_topic(args: argparse.Namespace) -> int:
+    return _run(f"topic {args.action}", args, sys.stdout, sys.stdin)
 
 
-def run_group(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    return _run(f"group {args.action}", args, out, sys.stdin)
+def run_group(args: argparse.Namespace) -> int:
+    return _run(f"group {args.action}", args, sys.stdout, sys.stdin)
 
 
 def _run(command: str, args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
