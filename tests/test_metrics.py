@@ -6,6 +6,8 @@ written, groups' committed offsets), so a counter that does not move, or moves w
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +22,8 @@ from tests.conftest import BrokerFactory
 from tests.test_groups_support import GROUP_OVERRIDES, create_topic
 
 pytestmark = pytest.mark.timeout(120)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -180,3 +184,30 @@ def test_a_taken_admin_port_is_said_in_one_line(tmp_path: Path, monitored: tuple
     assert result.returncode == 1
     assert result.stderr.startswith(f"kbroker: admin listener {base}: ")
     assert "Traceback" not in result.stderr
+
+
+def test_the_grafana_dashboard_and_the_alert_rules_use_only_exported_metrics(
+    monitored: tuple[BrokerProcess, str],
+) -> None:
+    _, base = monitored
+    exported = {
+        name
+        for family in text_string_to_metric_families(httpx.get(f"{base}/metrics", timeout=10).text)
+        # a counter family with no samples yet (no topic has traffic) still names its series NAME_total
+        for name in (family.name, f"{family.name}_total", *(s.name for s in family.samples))
+    }
+    dashboard = json.loads((ROOT / "docs" / "grafana-dashboard.json").read_text())
+    used = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b(?:kafka|process)_[a-z_]+", target["expr"])
+    }
+    # the alert rules are the YAML block of docs/operations.md with alerts in it
+    operations = (ROOT / "docs" / "operations.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in operations.split("```yaml")[1:]]
+    rules = next(block for block in blocks if "alert:" in block)
+    used_by_alerts = set(re.findall(r"\b(?:kafka|process)_[a-z_]+", rules))
+    assert len(used) >= 15
+    assert len(used_by_alerts) >= 5
+    assert (used | used_by_alerts) - exported == set()

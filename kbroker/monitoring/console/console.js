@@ -272,6 +272,8 @@ async function route() {
     else if (parts[0] === "groups") await groupsPage();
     else await clusterPage();
     statusLine.textContent = `updated ${new Date().toLocaleTimeString()} in ${Math.round(performance.now() - started)} ms`;
+    // when the page was drawn, in ms since the navigation started (bench/console_load.py reads it)
+    document.body.dataset.drawnAt = String(Math.round(performance.now()));
     document.body.dataset.ready = location.hash || "#/";
   } catch (error) { fail(error); }
 }
