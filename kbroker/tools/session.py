@@ -9,9 +9,9 @@ so the same commands work against either. Errors come back as `ToolError` with K
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from kbroker.replication.client import BrokerClientError, SyncBrokerClient, parse_host_port
 from protocol import compression as codecs
@@ -33,6 +33,8 @@ from protocol.messages.offset_commit_request import (
 from protocol.messages.offset_fetch_request import OffsetFetchRequest, OffsetFetchRequestTopic
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.records import Record, build_batch, decode_records, iter_batches
+
+T = TypeVar("T")
 
 EARLIEST = -2
 LATEST = -1
@@ -58,6 +60,20 @@ class ToolError(Exception):
     """A request failed: the broker answered an error, or no broker could be reached."""
 
 
+class RetriableError(ToolError):
+    """An error a client waits out (a coordinator still loading, a leader moving): retried until the timeout."""
+
+
+RETRIABLE = frozenset({
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.NOT_COORDINATOR,
+    ErrorCode.LEADER_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+})  # fmt: skip
+RETRY_BACKOFF_S = 0.1
+
+
 def error_name(code: int) -> str:
     try:
         return ErrorCode(code).name
@@ -67,7 +83,8 @@ def error_name(code: int) -> str:
 
 def _check(code: int, what: str, message: str | None = None) -> None:
     if code != ErrorCode.NONE:
-        raise ToolError(f"{what}: {error_name(code)}" + (f" ({message})" if message else ""))
+        kind = RetriableError if code in RETRIABLE else ToolError
+        raise kind(f"{what}: {error_name(code)}" + (f" ({message})" if message else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +229,17 @@ class KafkaSession:
         self._clients[node_id] = client
         return client
 
+    def _retrying(self, work: Callable[[], T]) -> T:
+        """`work()`, again after a retriable error (fresh metadata, a new coordinator) until the timeout."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return work()
+            except RetriableError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(RETRY_BACKOFF_S)
+
     def _call(self, client: SyncBrokerClient, message: object, version: int) -> Any:
         try:
             return client.request(message, version)
@@ -308,7 +336,7 @@ class KafkaSession:
 
     # ---- offsets ---------------------------------------------------------------------------------------------
 
-    def list_offsets(self, topic: str, partitions: Iterable[int], timestamp: int) -> dict[int, int]:
+    def _list_offsets(self, topic: str, partitions: Iterable[int], timestamp: int) -> dict[int, int]:
         """The offset of each partition at `timestamp` (EARLIEST, LATEST or milliseconds): -1 where no record is
         that recent."""
         info = self.topic(topic)
@@ -321,7 +349,7 @@ class KafkaSession:
         out: dict[int, int] = {}
         for leader, parts in by_leader.items():
             if leader < 0:
-                raise ToolError(f"{topic} partitions {parts} have no leader")
+                raise RetriableError(f"{topic} partitions {parts} have no leader")
             request = ListOffsetsRequest(
                 replica_id=-1,
                 topics=[
@@ -342,7 +370,7 @@ class KafkaSession:
 
     # ---- records ---------------------------------------------------------------------------------------------
 
-    def produce(
+    def _produce(
         self,
         topic: str,
         partition: int,
@@ -357,7 +385,7 @@ class KafkaSession:
         if leader is None:
             raise ToolError(f"{topic} has no partition {partition}")
         if leader < 0:
-            raise ToolError(f"{topic}-{partition} has no leader")
+            raise RetriableError(f"{topic}-{partition} has no leader")
         now = int(time.time() * 1000)
         batch = build_batch(
             [Record(i, now, key, value, headers) for i, (key, value, headers) in enumerate(records)],
@@ -377,7 +405,7 @@ class KafkaSession:
         _check(p.error_code, f"produce to {topic}-{partition}", p.error_message)
         return int(p.base_offset)
 
-    def fetch(
+    def _fetch(
         self, topic: str, partition: int, offset: int, *, max_bytes: int = 1 << 20, max_wait_ms: int = 0
     ) -> tuple[list[Message], int]:
         """Records from `offset` (whole batches, so some may come before it: they are dropped) and the high
@@ -387,7 +415,7 @@ class KafkaSession:
         if leader is None:
             raise ToolError(f"{topic} has no partition {partition}")
         if leader < 0:
-            raise ToolError(f"{topic}-{partition} has no leader")
+            raise RetriableError(f"{topic}-{partition} has no leader")
         request = FetchRequest(
             replica_id=-1,
             max_wait_ms=max_wait_ms,
@@ -437,7 +465,7 @@ class KafkaSession:
             out.extend((g.group_id, g.group_state, g.protocol_type, node_id) for g in response.groups)
         return sorted(out)
 
-    def describe_group(self, group: str) -> GroupInfo:
+    def _describe_group(self, group: str) -> GroupInfo:
         node_id = self.coordinator(group)
         response = self._call(self._node(node_id), DescribeGroupsRequest(groups=[group]), V_DESCRIBE_GROUPS)
         (g,) = response.groups
@@ -454,7 +482,7 @@ class KafkaSession:
         )
         return GroupInfo(g.group_id, g.group_state, g.protocol_type, g.protocol_data, node_id, members)
 
-    def committed(self, group: str, topics: Sequence[str] | None = None) -> dict[tuple[str, int], int]:
+    def _committed(self, group: str, topics: Sequence[str] | None = None) -> dict[tuple[str, int], int]:
         node_id = self.coordinator(group)
         wanted = (
             None
@@ -507,7 +535,7 @@ class KafkaSession:
                 )
         return info, out
 
-    def commit(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+    def _commit(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
         """Commit offsets outside any generation (what kafka-consumer-groups --reset-offsets does): Kafka accepts
         it only while the group has no members."""
         node_id = self.coordinator(group)
@@ -526,6 +554,48 @@ class KafkaSession:
         for t in response.topics:
             for p in t.partitions:
                 _check(p.error_code, f"commit of group {group} on {t.name}-{p.partition_index}")
+
+    # Retried on coordinator and leadership moves, as a Kafka client waits them out.
+
+    def list_offsets(self, topic: str, partitions: Iterable[int], timestamp: int) -> dict[int, int]:
+        """The offset of each partition at `timestamp` (EARLIEST, LATEST or milliseconds): -1 where no record is
+        that recent."""
+        parts = list(partitions)
+        return self._retrying(lambda: self._list_offsets(topic, parts, timestamp))
+
+    def produce(
+        self,
+        topic: str,
+        partition: int,
+        records: Sequence[tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...]]],
+        *,
+        acks: int = -1,
+        compression: int = codecs.NONE,
+    ) -> int:
+        """Write (key, value, headers) records as one batch; the base offset the broker gave them."""
+        return self._retrying(
+            lambda: self._produce(topic, partition, records, acks=acks, compression=compression)
+        )
+
+    def fetch(
+        self, topic: str, partition: int, offset: int, *, max_bytes: int = 1 << 20, max_wait_ms: int = 0
+    ) -> tuple[list[Message], int]:
+        """Records from `offset` (whole batches are read: earlier records in them are dropped) and the high
+        watermark."""
+        return self._retrying(
+            lambda: self._fetch(topic, partition, offset, max_bytes=max_bytes, max_wait_ms=max_wait_ms)
+        )
+
+    def describe_group(self, group: str) -> GroupInfo:
+        return self._retrying(lambda: self._describe_group(group))
+
+    def committed(self, group: str, topics: Sequence[str] | None = None) -> dict[tuple[str, int], int]:
+        return self._retrying(lambda: self._committed(group, topics))
+
+    def commit(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        """Commit offsets outside any generation (what kafka-consumer-groups --reset-offsets does): Kafka accepts
+        it only while the group has no members."""
+        self._retrying(lambda: self._commit(group, offsets))
 
 
 def _assignment(data: bytes) -> tuple[tuple[str, int], ...]:
