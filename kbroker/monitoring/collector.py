@@ -161,12 +161,12 @@ class BrokerCollector(Collector):
         )
         yield CounterMetricFamily(
             "kafka_server_replicamanager_isrshrinks",
-            "ISR shrinks this broker made as leader.",
+            "ISR shrinks of partitions led here.",
             value=stats.isr_shrinks,
         )
         yield CounterMetricFamily(
             "kafka_server_replicamanager_isrexpands",
-            "ISR expansions this broker made as leader.",
+            "ISR expansions of partitions led here.",
             value=stats.isr_expands,
         )
 

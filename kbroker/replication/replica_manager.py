@@ -221,6 +221,8 @@ class ReplicaManager:
             self._replicated_leaders[partition.tp] = partition
         else:
             self._replicated_leaders.pop(partition.tp, None)
+        # An ISR change within this leadership (the controller dropping a dead follower), counted for metrics.
+        before = partition.isr if partition.leader_epoch == state.leader_epoch else None
         try:
             if partition.make_leader(state, now):
                 changes.append(f"leading {partition.tp} at epoch {state.leader_epoch}")
@@ -233,10 +235,19 @@ class ReplicaManager:
                     partition.high_watermark,
                     list(state.isr),
                 )
+            elif before is not None:
+                self._count_isr_change(before, partition.isr)
         except OSError as exc:
             log.error("cannot record leader epoch %d of %s: %s", state.leader_epoch, partition.tp, exc)
             partition.make_idle(state)
             self._replicated_leaders.pop(partition.tp, None)
+
+    def _count_isr_change(self, before: tuple[int, ...], after: tuple[int, ...]) -> None:
+        """Kafka's IsrShrinks / IsrExpands of the partitions this node leads."""
+        if set(after) < set(before):
+            self.stats.isr_shrinks += 1
+        elif set(after) > set(before):
+            self.stats.isr_expands += 1
 
     def _make_follower(self, partition: Partition, state: PartitionState, changes: list[str]) -> None:
         tp = partition.tp
@@ -623,17 +634,15 @@ class ReplicaManager:
         self._isr_refused.pop(tp, None)
         if state.isr != old_isr:
             log.info("ISR of %s: %s -> %s", tp, list(old_isr), list(state.isr))
-            if set(state.isr) < set(old_isr):
-                self.stats.isr_shrinks += 1
-            elif set(state.isr) > set(old_isr):
-                self.stats.isr_expands += 1
         if partition.replication is not leader:
             return
         # The metadata may have delivered this state already; then this changes nothing.
+        before = leader.isr
         if leader.update_partition_state(
             state.isr, state.replicas, state.partition_epoch, self.clock.now_ms()
         ):
             partition.partition_epoch = state.partition_epoch
+        self._count_isr_change(before, leader.isr)
         partition.maybe_advance_high_watermark()
         self.purgatory.wake(tp)
 
