@@ -143,8 +143,20 @@ def test_health_endpoints_and_the_console_are_served(monitored: tuple[BrokerProc
     assert httpx.get(f"{base}/console.js", timeout=10).status_code == 200
     missing = httpx.get(f"{base}/nothing-here", timeout=10)
     assert missing.status_code == 404
-    bad = httpx.post(f"{base}/api/topics", content=b"not json", timeout=10)
+    json_header = {"content-type": "application/json"}
+    bad = httpx.post(f"{base}/api/topics", content=b"not json", headers=json_header, timeout=10)
     assert (bad.status_code, bad.json()) == (400, {"error": "the body must be a JSON object"})
+    wrong_type = httpx.post(f"{base}/api/topics", json={"name": "t", "partitions": "many"}, timeout=10)
+    assert wrong_type.status_code == 400
+    assert wrong_type.json()["error"].startswith("bad request: invalid literal for int()")
+    # What a page of another site could send: a form's plain body, or JSON from a foreign origin.
+    plain = httpx.post(f"{base}/api/topics", content=b'{"name": "csrf"}', timeout=10)
+    assert plain.status_code == 415
+    foreign = httpx.post(
+        f"{base}/api/topics", json={"name": "csrf"}, headers={"origin": "http://evil.example"}, timeout=10
+    )
+    assert foreign.status_code == 403
+    assert "csrf" not in [t["name"] for t in httpx.get(f"{base}/api/topics", timeout=10).json()]
 
 
 def test_the_admin_listener_is_off_by_default(broker: BrokerProcess) -> None:

@@ -155,6 +155,8 @@ class AdminApp:
                 body, kind = self._static[path]
                 await _respond(send, 200, body, kind, cache=False)
             elif path.startswith("/api/"):
+                if method not in ("GET", "HEAD"):
+                    _check_same_origin(scope)
                 body = await _read_body(receive)
                 query = {k: v[-1] for k, v in parse_qs(scope.get("query_string", b"").decode()).items()}
                 status, result = await self.console.handle(method, path, query, body)
@@ -166,6 +168,17 @@ class AdminApp:
         except Exception:
             log.exception("admin request %s %s failed", method, path)
             await _json(send, 500, {"error": "internal error (see the broker's log)"})
+
+
+def _check_same_origin(scope: Scope) -> None:
+    """A change (create, delete, produce) must come from the console itself: a JSON body (which a page of another
+    site cannot send without a CORS preflight, never granted here) and, when the browser names it, the same origin."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise ApiError(415, "changes need a JSON body (content-type: application/json)")
+    origin = headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != headers.get("host"):
+        raise ApiError(403, f"a change from another site ({origin}) is refused")
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -83,6 +83,13 @@ class ConsoleApi:
             raise ApiError(400, str(exc)) from None
 
     async def handle(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
+        try:
+            return await self._route(method, path, query, body)
+        except (ValueError, TypeError) as exc:
+            # a field of the wrong type in a request body: the caller's mistake, said as such
+            raise ApiError(400, f"bad request: {exc}") from None
+
+    async def _route(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
         parts = [unquote(p) for p in path.removeprefix("/api/").split("/") if p]
         match (method, parts):
             case ("GET", ["cluster"]):

@@ -20,7 +20,8 @@ function bytes(n) {
 }
 async function api(method, path, body) {
   const options = { method, headers: {} };
-  if (body !== undefined) { options.body = JSON.stringify(body); options.headers["content-type"] = "application/json"; }
+  // every change carries a JSON body: the admin listener refuses changes without one (another site's forms)
+  if (method !== "GET") { options.body = JSON.stringify(body ?? {}); options.headers["content-type"] = "application/json"; }
   const response = await fetch("/api/" + path, options);
   const data = await response.json();
   if (!response.ok) throw new Error(data.error || response.statusText);
