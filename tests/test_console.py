@@ -169,6 +169,10 @@ def test_every_page_shows_the_brokers_state(
     assert f"Total lag\n{sum(ends) - 2}" in text
     assert f"orders\t0\t1\t{ends[0]}\t{ends[0] - 1}" in text
     assert "Lag over time" in text
+    # The page polls every 5 s: from the second answer on, the lag is drawn as a line over time.
+    page.wait_for_selector("#lag-chart svg polyline", state="attached", timeout=WAIT_MS)
+    assert len(page.get_attribute("#lag-chart polyline", "points").split()) >= 2  # type: ignore[union-attr]
+    shoot(page, where, "group-lag")
     assert errors == []
 
 
