@@ -22,12 +22,13 @@ from typing import Any
 REDACTED = "[redacted]"
 
 # A key that names a secret (Kafka marks these configs "sensitive": passwords, keys, JAAS configs, tokens), then
-# `=` or `:` and its value: up to the end of a quoted string, or up to whitespace, a comma or a semicolon.
+# `=` (the value right after it) or `:` and its value: up to the end of a quoted string, or up to whitespace, a comma,
+# a semicolon or a closing bracket (so that a message merely naming `password=` keeps its words).
 _SECRET = re.compile(
     r"""(?ix)
     (?P<key>[\w.\-]*(?:password|passwd|secret|token|credential|jaas\.config|private[._-]?key|api[._-]?key)[\w.\-]*)
-    (?P<sep>["']?\s*[=:]\s*)
-    (?P<value>"[^"]*"|'[^']*'|[^\s,;'"}]+)
+    (?P<sep>["']?\s*(?:=|:\s*))
+    (?P<value>"[^"]*"|'[^']*'|[^\s,;'"})\]]+)
     """
 )
 _SECRET_NAME = re.compile(
