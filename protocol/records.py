@@ -421,3 +421,61 @@ def build_batch(
     out += records_section
     RecordBatch(out).write_crc()
     return out
+
+
+# ---- control records (transaction markers) ---------------------------------------------------------------------
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")  # version 0, type
+_END_TXN_MARKER_VALUE = struct.Struct(">hi")  # version 0, coordinator epoch
+
+
+@dataclass(frozen=True, slots=True)
+class EndTxnMarker:
+    """The one record of a control batch that ends a transaction (Kafka's EndTransactionMarker)."""
+
+    commit: bool
+    coordinator_epoch: int
+
+
+def build_end_txn_marker(
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int,
+    commit: bool,
+    timestamp: int,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytearray:
+    """A control batch of one COMMIT or ABORT marker, as a transaction coordinator has a partition leader write."""
+    key = _CONTROL_KEY.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT)
+    value = _END_TXN_MARKER_VALUE.pack(0, coordinator_epoch)
+    return build_batch(
+        [Record(offset=0, timestamp=timestamp, key=key, value=value)],
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        is_transactional=True,
+        is_control=True,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+def read_end_txn_marker(batch: RecordBatch) -> EndTxnMarker | None:
+    """The marker of a whole control batch; None if it is not a COMMIT or ABORT marker (an unknown control type,
+    which Kafka ignores too) or does not decode."""
+    try:
+        records = decode_records(batch)
+    except CorruptRecordError:
+        return None
+    if len(records) != 1:
+        return None
+    key, value = records[0].key, records[0].value
+    if key is None or len(key) < _CONTROL_KEY.size:
+        return None
+    _, kind = _CONTROL_KEY.unpack_from(key)
+    if kind not in (CONTROL_ABORT, CONTROL_COMMIT):
+        return None
+    coordinator_epoch = -1
+    if value is not None and len(value) >= _END_TXN_MARKER_VALUE.size:
+        coordinator_epoch = _END_TXN_MARKER_VALUE.unpack_from(value)[1]
+    return EndTxnMarker(kind == CONTROL_COMMIT, coordinator_epoch)

@@ -1,8 +1,9 @@
 """DescribeProducers (61), v0 (KIP-664): the idempotent producers each partition's log tracks.
 
 For each partition: every producer id the log's producer state holds (kbroker/log/producer_state.py), with its epoch,
-the last sequence number it wrote (-1 before its first batch of this epoch) and that batch's max timestamp. There are
-no transactions, so the coordinator epoch and the current transaction's start offset are always -1. Any replica
+the last sequence number it wrote (-1 before its first batch of this epoch) and that batch's max timestamp, the epoch
+of the transaction coordinator that wrote its last marker (-1: none) and the first offset of its open transaction
+(-1: none; kafka-transactions.sh find-hanging looks for old ones). Any replica
 answers from its own log, a follower too (Kafka does the same; the Java Admin asks the leader unless told otherwise).
 Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER for a partition this node holds no replica of,
 KAFKA_STORAGE_ERROR for an offline log. Only a topic that does not exist comes with a message (the error's standard
@@ -24,8 +25,6 @@ from protocol.messages.describe_producers_response import (
     TopicResponse,
 )
 
-NO_COORDINATOR_EPOCH = -1
-NO_TRANSACTION = -1
 UNKNOWN_TOPIC = "This server does not host this topic-partition."
 
 
@@ -58,8 +57,8 @@ async def handle(ctx: RequestContext, req: DescribeProducersRequest) -> Describe
                         producer_epoch=entry.producer_epoch,
                         last_sequence=entry.last_seq,
                         last_timestamp=entry.last_timestamp,
-                        coordinator_epoch=NO_COORDINATOR_EPOCH,
-                        current_txn_start_offset=NO_TRANSACTION,
+                        coordinator_epoch=entry.coordinator_epoch,
+                        current_txn_start_offset=entry.current_txn_first_offset,
                     )
                     for entry in sorted(producers, key=lambda e: e.producer_id)
                 ]

@@ -7,8 +7,9 @@ it is larger than both, so a consumer can always make progress. Long poll: if fe
 request parks (kbroker/replication/purgatory.py) until the partitions it asks for have them, or `max_wait_ms` passes.
 Every requested partition is answered. Topics are named by id from v13 (UNKNOWN_TOPIC_ID for unknown ids).
 An offset below the log start or above the log end gets OFFSET_OUT_OF_RANGE; a stale current_leader_epoch gets
-FENCED_LEADER_EPOCH and a newer one UNKNOWN_LEADER_EPOCH. Without transactions the last stable offset equals the high
-watermark, so read_committed and read_uncommitted see the same records (and no aborted transactions).
+FENCED_LEADER_EPOCH and a newer one UNKNOWN_LEADER_EPOCH. Every partition carries its last stable offset; at
+read_committed (isolation level 1) consumers read only up to it, and get the aborted transactions (producer id, first
+offset) whose records overlap what they read, so they can skip those records (docs/transactions.md).
 From v16 (KIP-951) a partition refused with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH names its current leader
 and epoch, and the response lists that leader's endpoint, as Kafka 3.9 does (Kafka 4 leaves the endpoints out of
 the answer to a follower's fetch).
@@ -22,6 +23,7 @@ import uuid
 
 from kbroker.common import TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.replication.partition import PartitionRead
 from kbroker.replication.replica_manager import FetchParams, FetchPartition
 from kbroker.security.acl import AclOperation as Op
 from kbroker.security.acl import ResourceType as R
@@ -37,7 +39,6 @@ from protocol.messages.fetch_response import (
 )
 
 ZERO_UUID = uuid.UUID(int=0)
-READ_COMMITTED = 1
 LEADER_HINTS_VERSION = 16
 
 
@@ -87,15 +88,16 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         min_bytes=req.min_bytes,
         max_bytes=req.max_bytes,
         partitions=[partition for _, partition in wanted],
+        isolation_level=req.isolation_level,
     )
     reads = await ctx.services.replicas.fetch_messages(params)
     for (data, _), read in zip(wanted, reads, strict=True):
         data.error_code = read.error
         data.high_watermark = read.high_watermark
-        data.last_stable_offset = read.high_watermark
+        data.last_stable_offset = read.last_stable_offset
         data.log_start_offset = read.log_start_offset
         data.records = read.records
-        data.aborted_transactions = _aborted_transactions(read.error, req.isolation_level)
+        data.aborted_transactions = _aborted_transactions(read)
     endpoints = _leader_hints(ctx, responses) if ctx.api_version >= LEADER_HINTS_VERSION else []
     return FetchResponse(responses=responses, session_id=0, node_endpoints=endpoints)
 
@@ -123,12 +125,15 @@ def _leader_hints(ctx: RequestContext, responses: list[FetchableTopicResponse]) 
     return [endpoints[node] for node in sorted(endpoints)]
 
 
-def _aborted_transactions(error: int, isolation_level: int) -> list[AbortedTransaction]:
+def _aborted_transactions(read: PartitionRead) -> list[AbortedTransaction]:
     """As Kafka: a partition the log was read for has null aborted transactions, except a read_committed read that
-    succeeded (then the aborted transactions in range: none, without transactions); a partition refused before any
-    read (unknown topic or partition, unknown topic id) has an empty list."""
-    if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    succeeded (then the aborted transactions in range); a partition refused before any read (unknown topic or
+    partition, unknown topic id) has an empty list."""
+    if read.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
         return []
-    if error == ErrorCode.NONE and isolation_level == READ_COMMITTED:
-        return []
-    return None  # type: ignore[return-value]  # nullable in the spec; the generated type says list
+    if read.aborted_transactions is None:
+        return None  # type: ignore[return-value]  # nullable in the spec; the generated type says list
+    return [
+        AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
+        for txn in read.aborted_transactions
+    ]

@@ -1,6 +1,6 @@
 """ListOffsets (2), v1-9 (v1 is Kafka 4.0's minimum).
 
-Timestamp -2 gives the log start offset, -1 the high watermark (equal to the last stable offset: no transactions),
+Timestamp -2 gives the log start offset, -1 the high watermark (at read_committed, v2+: the last stable offset),
 -3 (v7+) the offset and timestamp of the record with the largest timestamp, and any other timestamp the first offset
 whose record timestamp is at or after it, or offset, timestamp and epoch -1 if there is none. -4 (earliest local,
 v8+) is answered like -2, since everything is local, and -5 (latest tiered) with -1, as Kafka without remote
@@ -44,6 +44,7 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsRes
                     p.timestamp,
                     p.current_leader_epoch,
                     req.replica_id,
+                    req.isolation_level,
                 )
             except KafkaError as exc:
                 response.error_code = exc.code

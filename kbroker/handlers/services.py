@@ -57,7 +57,12 @@ class Replicas(Protocol):
     async def fetch_messages(self, params: FetchParams) -> list[PartitionRead]: ...
 
     def list_offset(
-        self, tp: TopicPartition, timestamp: int, current_leader_epoch: int, replica_id: int
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        current_leader_epoch: int,
+        replica_id: int,
+        isolation_level: int = 0,
     ) -> tuple[int, int, int]: ...
 
     def last_offset_for_leader_epoch(

@@ -33,6 +33,13 @@ codec. One that loses all its records is dropped, even an idempotent producer's:
 snapshots written at every roll, so a batch below the active segment is not needed to rebuild it.
 Control batches, and batches that pass their CRC but do not decode, are copied unchanged. Records without a key
 (possible only if the topic was switched from cleanup.policy=delete) are dropped, as Kafka does.
+
+Transactions: the cleanable range ends at the last stable offset too, so every transaction with records in it has
+ended. The batches of aborted transactions (found through the transaction indexes) are left out of the offset map,
+so an aborted record never displaces a committed one, and are dropped. Transaction markers are always kept, with
+the transaction index entries of the segments they are in: a read_committed consumer can always tell where an
+aborted transaction ended (Kafka removes markers after delete.retention.ms once their transaction's records are
+gone; kbroker keeps them, docs/kafka-differences.md).
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ from kbroker.log.loader import CLEANER_GAPS_FILE, read_offset_file
 from kbroker.log.partition_log import PartitionLog
 from kbroker.log.segment import CLEANED_SUFFIX, LogSegment, scan_batches
 from kbroker.log.segment_swap import CleanedGroup
+from kbroker.log.txn_index import AbortedTxn
 from protocol.records import (
     INT32_MAX,
     LAST_OFFSET_DELTA_OFFSET,
@@ -104,9 +112,11 @@ def dirty_state(log: PartitionLog, now_ms: int) -> DirtyState | None:
     segments = log.segments
     lag = log.config.min_compaction_lag_ms
     cleanable: list[tuple[LogSegment, int]] = []
+    # Nothing at or above the last stable offset: a transaction there may still commit or abort.
+    stable = log.last_stable_offset
     for segment, following in itertools.pairwise(segments):
         end = following.base_offset
-        if end > log.high_watermark:
+        if end > stable:
             break
         # Kafka applies the lag only when set: with 0, a producer timestamp in the future does not block cleaning.
         if lag > 0 and now_ms - segment.largest_timestamp() < lag:
@@ -135,6 +145,8 @@ class _Source:
     tombstone_time: int
     last_modified_ms: int
     dirty: bool
+    aborted_txns: list[AbortedTxn] = field(default_factory=list)
+    """The segment's transaction index, which its cleaned copy keeps (the markers stay)."""
 
 
 @dataclass(slots=True)
@@ -178,6 +190,7 @@ class _Group:
         mtime_ns = segment.last_modified_ms * 1_000_000
         os.utime(segment.fd, ns=(mtime_ns, mtime_ns))
         os.fsync(segment.fd)
+        segment.aborted_txns = [txn for source in self.sources for txn in source.aborted_txns]
         return CleanedGroup(
             old=[source.segment for source in self.sources],
             generations=[source.generation for source in self.sources],
@@ -200,6 +213,7 @@ class CleaningPlan:
         first_dirty_offset: int,
         now_ms: int,
         max_map_keys: int,
+        aborted_txns: list[AbortedTxn] | None = None,
     ) -> None:
         self.log_name = log_name
         self.directory = directory
@@ -208,6 +222,10 @@ class CleaningPlan:
         self.first_dirty_offset = first_dirty_offset
         self.now_ms = now_ms
         self.max_map_keys = max_map_keys
+        # The aborted transactions' offset ranges, by producer id.
+        self.aborted: dict[int, list[tuple[int, int]]] = {}
+        for txn in aborted_txns or ():
+            self.aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
         # Set from the trio thread to make a running `execute` give up (and remove its files).
         self.stop = threading.Event()
 
@@ -254,6 +272,13 @@ class CleaningPlan:
                 raise CleaningCancelled(f"cleaning of {self.log_name} cancelled")
             yield batch
 
+    def _is_aborted(self, batch: RecordBatch) -> bool:
+        """Whether `batch` holds records of an aborted transaction."""
+        if not batch.is_transactional or batch.is_control:
+            return False
+        ranges = self.aborted.get(batch.producer_id)
+        return ranges is not None and any(first <= batch.base_offset <= last for first, last in ranges)
+
     def _build_offset_map(self) -> tuple[dict[bytes, int], int]:
         """Pass 1: key -> latest offset over the dirty segments, and the end of the range the map covers."""
         offset_map: dict[bytes, int] = {}
@@ -262,7 +287,7 @@ class CleaningPlan:
             if not source.dirty:
                 continue
             for batch in self._batches(source):
-                if batch.is_control or batch.last_offset < self.first_dirty_offset:
+                if batch.is_control or batch.last_offset < self.first_dirty_offset or self._is_aborted(batch):
                     continue
                 records = _decode(batch, self.log_name)
                 if records is None:
@@ -300,6 +325,9 @@ class CleaningPlan:
             drop_tombstones = self.now_ms - source.tombstone_time > self.config.delete_retention_ms
             for batch in self._batches(source):
                 stats.records_before += batch.record_count
+                if self._is_aborted(batch):
+                    stats.batches_dropped += 1
+                    continue
                 cleaned = _clean_batch(batch, offset_map, drop_tombstones, self.log_name)
                 if cleaned is None:
                     stats.batches_dropped += 1
@@ -406,8 +434,13 @@ def plan_cleaning(
     if state is None or state.ratio < log.config.min_cleanable_dirty_ratio:
         return None
     sources: list[_Source] = []
+    # A transaction with records in the cleanable range may have its marker (and so its index entry) further on.
+    range_end = state.segments[-1][1]
+    aborted = [
+        txn for segment in log.segments for txn in segment.aborted_txns if txn.first_offset < range_end
+    ]
     plan = CleaningPlan(
-        log.name, log.directory, log.config, sources, state.first_dirty_offset, now_ms, max_map_keys
+        log.name, log.directory, log.config, sources, state.first_dirty_offset, now_ms, max_map_keys, aborted
     )
     try:
         for segment, end in state.segments:
@@ -421,6 +454,7 @@ def plan_cleaning(
                     tombstone_time=max(segment.max_timestamp, segment.last_modified_ms),
                     last_modified_ms=segment.last_modified_ms,
                     dirty=end > state.first_dirty_offset,
+                    aborted_txns=list(segment.aborted_txns),
                 )
             )
     except OSError:

@@ -18,7 +18,7 @@ from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory
 from kbroker.log.leader_epoch import CHECKPOINT_FILE as LEADER_EPOCH_CHECKPOINT
 from kbroker.log.leader_epoch import LeaderEpochCache
-from kbroker.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_file_name
+from kbroker.log.segment import INDEX_FILE_SUFFIXES, LOG_SUFFIX, LogSegment, segment_file_name
 from kbroker.log.segment_swap import SEGMENT_NAME_LENGTH, finish_interrupted_cleaning
 
 logger = logging.getLogger(__name__)
@@ -42,6 +42,8 @@ class LoadedLog:
     rebuild_leader_epochs: bool
     """The leader-epoch checkpoint was unreadable: rebuild it from the batches' leader epochs."""
     cleaner_checkpoint: int
+    recovered: list[LogSegment]
+    """The segments that were scanned rather than trusted: their aborted transaction indexes must be rebuilt."""
 
 
 def load_segments(directory: Path, config: LogConfig, now_ms: int) -> LoadedLog:
@@ -75,6 +77,7 @@ def load_segments(directory: Path, config: LogConfig, now_ms: int) -> LoadedLog:
         leader_epoch_cache=leader_epoch_cache,
         rebuild_leader_epochs=rebuild_leader_epochs,
         cleaner_checkpoint=read_offset_file(directory / CLEANER_CHECKPOINT_FILE, 0),
+        recovered=recovered,
     )
 
 
@@ -102,13 +105,13 @@ def _segment_base_offsets(directory: Path) -> list[int]:
     present = set(bases)
     for name in names:
         stem, _, suffix = name.partition(".")
-        if "." + suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and stem.isdigit() and int(stem) not in present:
+        if "." + suffix in INDEX_FILE_SUFFIXES and stem.isdigit() and int(stem) not in present:
             (directory / name).unlink(missing_ok=True)
     return sorted(bases)
 
 
 def _delete_segment_files(directory: Path, base_offset: int) -> None:
-    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+    for suffix in (LOG_SUFFIX, *INDEX_FILE_SUFFIXES):
         (directory / segment_file_name(base_offset, suffix)).unlink(missing_ok=True)
 
 

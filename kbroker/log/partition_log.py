@@ -8,7 +8,13 @@ kbroker/log/segment_swap.py.
 
 Offsets: `log_start_offset` is the first offset a consumer may read, `log_end_offset` the next offset to assign,
 `high_watermark` the end of what consumers may see (set by the partition: kbroker/replication/partition.py),
-`recovery_point` the end of what is fsynced.
+`last_stable_offset` the end of what read_committed consumers may see (the high watermark, or the first offset of the
+oldest undecided transaction: kbroker/log/producer_state.py), `recovery_point` the end of what is fsynced.
+
+Transactions: data batches go through the producer state on every path (leader, follower, recovery); a COMMIT or
+ABORT marker (a control batch the transaction coordinator has the leader write, `append_end_txn_marker`) ends its
+producer's open transaction, and an aborted one is added to the transaction index of the segment the marker went
+to (kbroker/log/txn_index.py), which `aborted_transactions` searches for read_committed fetches.
 
 Reads return bytes read with os.pread (not sendfile): simple, and fetch responses are built in memory anyway.
 Reads run on the calling thread, so a page-cache miss blocks it for one disk read.
@@ -30,19 +36,24 @@ from kbroker.log.leader_epoch import LeaderEpochCache
 from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, LOG_START_OFFSET_FILE, load_segments
 from kbroker.log.producer_state import (
     ProducerStateManager,
+    VerificationGuard,
     delete_snapshots_above,
     load_latest_snapshot,
     write_snapshot,
 )
 from kbroker.log.segment import LogSegment, scan_batches
 from kbroker.log.segment_swap import CleanedGroup, SegmentSwap
+from kbroker.log.txn_index import AbortedTxn, collect_aborted
 from protocol.errors import ErrorCode
 from protocol.records import (
     RECORD_BATCH_OVERHEAD,
     CorruptRecordError,
+    EndTxnMarker,
     RecordBatch,
+    build_end_txn_marker,
     decode_records,
     iter_batches,
+    read_end_txn_marker,
     validate_batch,
 )
 
@@ -149,19 +160,71 @@ class PartitionLog:
                 cache.assign(header.partition_leader_epoch, header.base_offset)
         cache.truncate_from_end(log.log_end_offset)
         cache.truncate_from_start(log.log_start_offset)
-        log._load_producer_state()
+        log._load_producer_state(rebuild_txn_indexes=loaded.recovered)
         return log
 
-    def _load_producer_state(self) -> None:
+    def _load_producer_state(self, rebuild_txn_indexes: list[LogSegment] | None = None) -> None:
+        """Producer state from the newest snapshot and the batches after it. Segments in `rebuild_txn_indexes`
+        (scanned by recovery) get their aborted transactions back from the markers replayed, so the replay starts
+        no later than the first of them: from an older snapshot, or from the log's start."""
         loaded = load_latest_snapshot(self.directory, self._log_end_offset)
+        rebuild = {id(segment) for segment in rebuild_txn_indexes or ()}
+        if rebuild:
+            first_rebuilt = min(s.base_offset for s in self._segments if id(s) in rebuild)
+            if loaded is not None and loaded[0] > first_rebuilt:
+                loaded = load_latest_snapshot(self.directory, first_rebuilt, delete_above=False)
         if loaded is None:
             start, state = self._segments[0].base_offset, ProducerStateManager()
         else:
             start, state = loaded
-        for _, _, header in self._headers_from(start):
-            if header.producer_id >= 0:
-                state.update(header, header.base_offset, header.max_timestamp)
         self.producer_state = state
+        for segment, position, header in self._headers_from(start):
+            if header.producer_id < 0:
+                continue
+            marker = None
+            if header.is_control:
+                marker = read_end_txn_marker(segment.read_batch(position, header.size))
+            self._update_producer_state(
+                header,
+                header.base_offset,
+                header.max_timestamp,
+                marker,
+                segment if id(segment) in rebuild else None,
+            )
+
+    def _update_producer_state(
+        self,
+        header: RecordBatch,
+        base_offset: int,
+        max_timestamp: int,
+        marker: EndTxnMarker | None,
+        index_segment: LogSegment | None,
+    ) -> None:
+        """Record an appended batch of a producer; a marker that aborts a transaction goes into the transaction
+        index of `index_segment` (the segment it was written to), if given."""
+        state = self.producer_state
+        if not header.is_control:
+            state.update(header, base_offset, max_timestamp)
+            return
+        if marker is None:
+            return  # a control batch of another kind: Kafka ignores those too
+        completed = state.complete_txn(
+            header.producer_id,
+            header.producer_epoch,
+            marker.coordinator_epoch,
+            marker.commit,
+            base_offset,
+            max_timestamp,
+        )
+        if completed is not None and completed.is_aborted and index_segment is not None:
+            index_segment.aborted_txns.append(
+                AbortedTxn(
+                    completed.producer_id,
+                    completed.first_offset,
+                    completed.last_offset,
+                    state.last_stable_offset_after(completed),
+                )
+            )
 
     def _headers_from(self, offset: int) -> Iterator[tuple[LogSegment, int, RecordBatch]]:
         """(segment, position, header) of every batch whose last offset is >= offset, in log order."""
@@ -210,6 +273,19 @@ class PartitionLog:
     def name(self) -> str:
         return self.directory.name
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The end of what read_committed consumers may read: the high watermark, or the first offset of the oldest
+        transaction that is undecided or whose marker is not below the high watermark yet."""
+        hw = self.high_watermark
+        first_unstable = self.producer_state.first_unstable_offset(hw)
+        return hw if first_unstable is None else min(first_unstable, hw)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions with records in [fetch_offset, upper_bound), for a read_committed fetch."""
+        start = self._segment_index(fetch_offset)
+        return collect_aborted((s.aborted_txns for s in self._segments[start:]), fetch_offset, upper_bound)
+
     def advance_high_watermark(self, offset: int) -> bool:
         """Move the high watermark forward (never past the log end, never back); returns whether it moved."""
         offset = min(offset, self._log_end_offset)
@@ -237,14 +313,25 @@ class PartitionLog:
         self.offline = True
         return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"disk error on {self.name}: {error}")
 
-    def append_as_leader(self, records: Buffer, leader_epoch: int, now_ms: int) -> AppendInfo:
+    def append_as_leader(
+        self,
+        records: Buffer,
+        leader_epoch: int,
+        now_ms: int,
+        *,
+        from_client: bool = True,
+        verification_required: bool = False,
+        verification_guard: VerificationGuard | None = None,
+    ) -> AppendInfo:
         """Append the `records` of one partition of a Produce request: exactly one batch.
 
         Validates it (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE), applies the
         idempotent producer rules (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, or a duplicate answered with
-        its original offsets), assigns offsets, stamps `leader_epoch` and, for LogAppendTime topics, `now_ms`, and
-        writes the batch (no fsync). Raises KafkaError. A bytearray is modified in place; anything else is copied.
-        Work is per batch, never per record (except for compacted topics, which need every record's key).
+        its original offsets) and the transactional ones (INVALID_TXN_STATE, see producer_state.py), assigns
+        offsets, stamps `leader_epoch` and, for LogAppendTime topics, `now_ms`, and writes the batch (no fsync).
+        Raises KafkaError. A bytearray is modified in place; anything else is copied. Work is per batch, never per
+        record (except for compacted topics, which need every record's key). `from_client` is False for batches the
+        broker writes itself (coordinators): their sequence numbers are not checked.
         """
         self._check_usable()
         buf = records if isinstance(records, bytearray) else bytearray(records)
@@ -267,11 +354,20 @@ class PartitionLog:
                 ErrorCode.RECORD_LIST_TOO_LARGE,
                 f"record batch of {len(buf)} bytes exceeds segment.bytes {self.config.segment_bytes}",
             )
+        if batch.is_control:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not write control batches")
         if self.config.compact_enabled:
             _check_keys(batch)
         producer_id = batch.producer_id
+        if batch.is_transactional and producer_id < 0:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "a transactional batch needs a producer id")
         if producer_id >= 0:
-            original = self.producer_state.check_append(batch)
+            original = self.producer_state.check_append(
+                batch,
+                check_sequence=from_client,
+                verification_required=verification_required,
+                verification_guard=verification_guard,
+            )
             if original is not None:
                 return AppendInfo(
                     original.first_offset, original.last_offset, -1, self._log_start_offset, True
@@ -290,6 +386,35 @@ class PartitionLog:
         if producer_id >= 0:
             self.producer_state.update(batch, base_offset, max_timestamp)
         return AppendInfo(base_offset, last_offset, log_append_time, self._log_start_offset)
+
+    def append_end_txn_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        leader_epoch: int,
+        now_ms: int,
+    ) -> AppendInfo:
+        """Write a COMMIT or ABORT marker for the producer (WriteTxnMarkers, as the partition's leader). Refused with
+        INVALID_PRODUCER_EPOCH for an epoch older than the producer's, TRANSACTION_COORDINATOR_FENCED for an older
+        coordinator epoch than the last marker's. Written even if the producer has no open transaction here (a
+        partition added to a transaction that sent it nothing, or a retry), as Kafka does."""
+        self._check_usable()
+        self.producer_state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        buf = build_end_txn_marker(
+            producer_id, producer_epoch, coordinator_epoch, commit, now_ms, leader_epoch
+        )
+        batch = RecordBatch(buf)
+        base_offset = self._log_end_offset
+        batch.base_offset = base_offset
+        if self.config.log_append_time:
+            batch.set_log_append_time(now_ms)
+        self._append(buf, base_offset, base_offset, now_ms, leader_epoch, now_ms)
+        self._update_producer_state(
+            batch, base_offset, now_ms, EndTxnMarker(commit, coordinator_epoch), self._segments[-1]
+        )
+        return AppendInfo(base_offset, base_offset, -1, self._log_start_offset)
 
     def append_as_follower(self, records: Buffer, now_ms: int) -> AppendInfo | None:
         """Append batches fetched from the leader, keeping their offsets and leader epochs. A partial batch at the
@@ -316,7 +441,10 @@ class PartitionLog:
                 now_ms,
             )
             if batch.producer_id >= 0:
-                self.producer_state.update(batch, batch.base_offset, batch.max_timestamp)
+                marker = read_end_txn_marker(batch) if batch.is_control else None
+                self._update_producer_state(
+                    batch, batch.base_offset, batch.max_timestamp, marker, self._segments[-1]
+                )
             if first_offset < 0:
                 first_offset = batch.base_offset
             last_offset = batch.last_offset

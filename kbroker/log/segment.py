@@ -1,9 +1,11 @@
 """One log segment: `<base offset>.log` holding batches exactly as stored, and its two sparse indexes.
 
 Files use Kafka's layout and names (20-digit base offset): `.log`, `.index` (int32 offset relative to the base, int32
-file position; big-endian), `.timeindex` (int64 timestamp, int32 relative offset). The indexes live in memory and
-are written to disk only once the segment is sealed (rolled or closed), after its data is fsynced: so an index file
-on disk always describes durable data, and a segment without index files is recovered by scanning it.
+file position; big-endian), `.timeindex` (int64 timestamp, int32 relative offset), and `.txnindex` (the aborted
+transactions whose marker is in this segment, kbroker/log/txn_index.py; only for segments that have some). The
+indexes live in memory and are written to disk only once the segment is sealed (rolled or closed), after its data is
+fsynced: so an index file on disk always describes durable data, and a segment without index files is recovered by
+scanning it (its aborted transactions are rebuilt by the log's producer state replay).
 
 Index entries are added every `index.interval.bytes`: an offset entry maps the *last* offset of a batch to the
 batch's position (as Kafka does), a time entry records the segment's largest timestamp so far and the last offset
@@ -25,7 +27,8 @@ from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
-from kbroker.log.files import replace_file, write_all
+from kbroker.log.files import fsync_directory, replace_file, write_all
+from kbroker.log.txn_index import AbortedTxn, decode_entries, encode_entries
 from protocol.records import (
     BATCH_LENGTH_OFFSET,
     INT32_MAX,
@@ -39,6 +42,8 @@ from protocol.records import (
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+INDEX_FILE_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 # The log cleaner's files (see kbroker/log/cleaner.py and partition_log.SegmentSwap):
 # `<base>.log.cleaned`, a cleaned segment being written (deleted by recovery: the old segments are intact);
 # `<base>-<end>.log.swap`, a cleaned segment committed to replace every segment whose base offset is in
@@ -127,6 +132,7 @@ class LogSegment:
         "_index_positions",
         "_time_offsets",
         "_time_timestamps",
+        "aborted_txns",
         "base_offset",
         "deleted",
         "directory",
@@ -168,6 +174,8 @@ class LogSegment:
         self._time_timestamps = array("q")
         self._time_offsets = array("i")
         self._bytes_since_index_entry = 0
+        self.aborted_txns: list[AbortedTxn] = []
+        """The transactions whose ABORT marker is in this segment, in marker order (the transaction index)."""
 
     # ---- files ----------------------------------------------------------------------------------------------------
 
@@ -183,6 +191,15 @@ class LogSegment:
     def time_index_path(self) -> Path:
         return self.directory / segment_file_name(self.base_offset, TIME_INDEX_SUFFIX)
 
+    @property
+    def txn_index_path(self) -> Path:
+        return self.directory / segment_file_name(self.base_offset, TXN_INDEX_SUFFIX)
+
+    def _unlink_index_files(self) -> None:
+        self.index_path.unlink(missing_ok=True)
+        self.time_index_path.unlink(missing_ok=True)
+        self.txn_index_path.unlink(missing_ok=True)
+
     @classmethod
     def create(cls, directory: Path, base_offset: int, index_interval_bytes: int, now_ms: int) -> LogSegment:
         """A new, empty segment. A leftover file at this base offset can only hold offsets the log no longer has
@@ -191,8 +208,7 @@ class LogSegment:
         path = directory / segment_file_name(base_offset, LOG_SUFFIX)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
         segment = cls(directory, base_offset, fd, index_interval_bytes, now_ms)
-        segment.index_path.unlink(missing_ok=True)
-        segment.time_index_path.unlink(missing_ok=True)
+        segment._unlink_index_files()
         return segment
 
     @classmethod
@@ -229,8 +245,8 @@ class LogSegment:
         with self.lock:
             self.deleted = True
             self.close()
-            for path in (self.log_path, self.index_path, self.time_index_path):
-                path.unlink(missing_ok=True)
+            self.log_path.unlink(missing_ok=True)
+            self._unlink_index_files()
 
     def mark_replaced(self) -> None:
         """The log cleaner is replacing this segment (trio thread): a flush running in a worker thread must never
@@ -248,8 +264,7 @@ class LogSegment:
         doomed = self.directory / segment_file_name(self.base_offset, DELETED_SUFFIX)
         with self.lock:
             os.rename(self.log_path, doomed)
-            self.index_path.unlink(missing_ok=True)
-            self.time_index_path.unlink(missing_ok=True)
+            self._unlink_index_files()
         return doomed
 
     # ---- appending ------------------------------------------------------------------------------------------------
@@ -400,8 +415,8 @@ class LogSegment:
         with self.lock:
             self.generation += 1
             self.sealed = False
-            self.index_path.unlink(missing_ok=True)
-            self.time_index_path.unlink(missing_ok=True)
+            self._unlink_index_files()
+            self.aborted_txns = [txn for txn in self.aborted_txns if txn.last_offset < offset]
             if found is not None:
                 os.ftruncate(self.fd, found[0])
             # Rebuilding by a header scan keeps the largest timestamp exact; truncation is rare.
@@ -426,6 +441,12 @@ class LogSegment:
                 zip(self._time_timestamps, self._time_offsets, strict=True)
             ):
                 _TIME_ENTRY.pack_into(times, i * _TIME_ENTRY.size, timestamp, relative)
+            if self.aborted_txns:
+                # Durable before the other two: their presence is what makes recovery trust this segment.
+                replace_file(self.txn_index_path, encode_entries(self.aborted_txns))
+                fsync_directory(self.directory)
+            else:
+                self.txn_index_path.unlink(missing_ok=True)
             replace_file(self.index_path, offsets.tobytes())
             replace_file(self.time_index_path, bytes(times))
             return True
@@ -442,6 +463,12 @@ class LogSegment:
             return False
         if len(offsets_data) % _OFFSET_ENTRY_SIZE or len(times_data) % _TIME_ENTRY.size:
             return False
+        try:
+            aborted_txns = decode_entries(self.txn_index_path.read_bytes())
+        except FileNotFoundError:
+            aborted_txns = []
+        except ValueError:
+            return False
         entries = array("i", offsets_data)
         if sys.byteorder == "little":
             entries.byteswap()
@@ -455,6 +482,7 @@ class LogSegment:
             time_timestamps.append(timestamp)
             time_offsets.append(relative)
         self._reset()
+        self.aborted_txns = aborted_txns
         self._index_offsets, self._index_positions = index_offsets, index_positions
         self._time_timestamps, self._time_offsets = time_timestamps, time_offsets
         if time_timestamps:
@@ -477,5 +505,4 @@ class LogSegment:
         with self.lock:
             self.generation += 1
             self.sealed = False
-            self.index_path.unlink(missing_ok=True)
-            self.time_index_path.unlink(missing_ok=True)
+            self._unlink_index_files()

@@ -19,9 +19,8 @@ from kbroker.log.files import fsync_directory
 from kbroker.log.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
-    INDEX_SUFFIX,
+    INDEX_FILE_SUFFIXES,
     LOG_SUFFIX,
-    TIME_INDEX_SUFFIX,
     LogSegment,
     parse_swap_file_name,
     segment_file_name,
@@ -118,7 +117,7 @@ def finish_interrupted_cleaning(directory: Path) -> None:
     for name in names:
         stem, _, suffix = name.partition(".")
         if (
-            "." + suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+            "." + suffix in (LOG_SUFFIX, *INDEX_FILE_SUFFIXES)
             and len(stem) == SEGMENT_NAME_LENGTH
             and stem.isdigit()
         ):

@@ -23,9 +23,12 @@ from dataclasses import dataclass
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.partition_log import AppendInfo, PartitionLog
+from kbroker.log.producer_state import VerificationGuard
+from kbroker.log.txn_index import AbortedTxn
 from kbroker.metadata.image import NO_LEADER, PartitionState
 from kbroker.replication.partition_leader import PartitionLeader
 from protocol.errors import ErrorCode
+from protocol.records import iter_batches
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,9 @@ EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
 
 
 @dataclass(slots=True)
@@ -44,6 +50,9 @@ class PartitionRead:
     high_watermark: int = -1
     log_start_offset: int = -1
     records: bytes = b""
+    last_stable_offset: int = -1
+    aborted_transactions: list[AbortedTxn] | None = None
+    """Filled in for a read_committed read that succeeded: the aborted transactions overlapping `records`."""
 
 
 class Partition:
@@ -170,9 +179,54 @@ class Partition:
 
     # ---- produce -----------------------------------------------------------------------------------------------
 
-    def append_records_as_leader(self, records: bytearray, required_acks: int, now_ms: int) -> AppendInfo:
+    def append_records_as_leader(
+        self,
+        records: bytearray,
+        required_acks: int,
+        now_ms: int,
+        *,
+        from_client: bool = True,
+        verification_required: bool = False,
+        verification_guard: VerificationGuard | None = None,
+    ) -> AppendInfo:
         """Validate and append one batch (KafkaError if refused). acks=-1 needs min.insync.replicas in the ISR first
-        (NOT_ENOUGH_REPLICAS), as Kafka refuses before writing."""
+        (NOT_ENOUGH_REPLICAS), as Kafka refuses before writing. See PartitionLog.append_as_leader for the rest."""
+        self._check_append(required_acks)
+        info = self.log.append_as_leader(
+            records,
+            self.leader_epoch,
+            now_ms,
+            from_client=from_client,
+            verification_required=verification_required,
+            verification_guard=verification_guard,
+        )
+        if not info.duplicate:
+            self._appended()
+        return info
+
+    def append_end_txn_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, now_ms: int
+    ) -> AppendInfo:
+        """WriteTxnMarkers: end the producer's transaction here, as leader (written with acks=-1, as Kafka)."""
+        self._check_append(-1)
+        info = self.log.append_end_txn_marker(
+            producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch, now_ms
+        )
+        self._appended()
+        return info
+
+    def begin_verification(self, producer_id: int, now_ms: int) -> VerificationGuard | None:
+        """The KIP-890 guard for a transactional batch of this producer that would begin a transaction here; None
+        if its transaction is open here already (no verification needed) or we do not lead the partition."""
+        if self.replication is None:
+            return None
+        state = self.log.producer_state
+        entry = state.producers.get(producer_id)
+        if entry is not None and entry.current_txn_first_offset >= 0:
+            return None
+        return state.begin_verification(producer_id, now_ms)
+
+    def _check_append(self, required_acks: int) -> None:
         self.check()
         if required_acks == -1:
             min_isr = self.log.config.min_insync_replicas
@@ -182,13 +236,12 @@ class Partition:
                     f"the in-sync replicas of {self.tp} ({len(self.isr)}) are fewer than min.insync.replicas "
                     f"({min_isr})",
                 )
-        info = self.log.append_as_leader(records, self.leader_epoch, now_ms)
-        if not info.duplicate:
-            # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
-            # for both.
-            self._advance_high_watermark()
-            self._on_progress(self.tp)
-        return info
+
+    def _appended(self) -> None:
+        # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
+        # for both.
+        self._advance_high_watermark()
+        self._on_progress(self.tp)
 
     def acks_reached(self, last_offset: int, leader_epoch: int, truncations: int) -> bool:
         """Whether an acks=-1 produce of offsets up to `last_offset`, appended at `leader_epoch`, is decided: either
@@ -236,9 +289,11 @@ class Partition:
         current_leader_epoch: int,
         replica_id: int,
         now_ms: int,
+        isolation_level: int = READ_UNCOMMITTED,
     ) -> PartitionRead:
-        """Serve a consumer (replica_id < 0: up to the high watermark) or a follower (up to the log end; its fetch
-        offset also tells us how far it has replicated)."""
+        """Serve a consumer (replica_id < 0: up to the high watermark, or up to the last stable offset at
+        read_committed, with the aborted transactions the records overlap) or a follower (up to the log end; its
+        fetch offset also tells us how far it has replicated)."""
         try:
             self.check(current_leader_epoch)
         except KafkaError as exc:
@@ -249,33 +304,60 @@ class Partition:
             return PartitionRead(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         start = log.log_start_offset
         if fetch_offset < start or fetch_offset > log.log_end_offset:
-            return PartitionRead(ErrorCode.OFFSET_OUT_OF_RANGE, log.high_watermark, start)
+            return PartitionRead(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                log.high_watermark,
+                start,
+                last_stable_offset=log.last_stable_offset,
+            )
         if replica_id >= 0:
             self.record_follower_fetch(replica_id, fetch_offset, now_ms)
-            limit = log.log_end_offset
-        else:
-            # Consumers read below the high watermark only. Above it (a new leader's high watermark can lag the old
-            # one's) they get nothing yet, not an error, as in Kafka.
-            limit = log.high_watermark
         hw = log.high_watermark
+        lso = log.last_stable_offset
+        # Consumers read below the high watermark only (or the LSO, at read_committed). Above it (a new leader's
+        # high watermark can lag the old one's) they get nothing yet, not an error, as in Kafka.
+        limit = self._read_limit(replica_id, isolation_level)
+        committed = replica_id < 0 and isolation_level == READ_COMMITTED
         if fetch_offset >= limit or (max_bytes <= 0 and not min_one_batch):
-            return PartitionRead(ErrorCode.NONE, hw, start)
+            return PartitionRead(
+                ErrorCode.NONE,
+                hw,
+                start,
+                last_stable_offset=lso,
+                aborted_transactions=[] if committed else None,
+            )
         try:
             records = log.read(fetch_offset, max_bytes, limit, min_one_batch=min_one_batch)
         except KafkaError as exc:
-            return PartitionRead(exc.code, hw, start)
-        return PartitionRead(ErrorCode.NONE, hw, start, records)
+            return PartitionRead(exc.code, hw, start, last_stable_offset=lso)
+        aborted = None
+        if committed:
+            upper = _next_offset_after(records, fetch_offset)
+            aborted = log.aborted_transactions(fetch_offset, upper) if upper > fetch_offset else []
+        return PartitionRead(ErrorCode.NONE, hw, start, records, lso, aborted)
 
-    def bytes_available(self, fetch_offset: int, replica_id: int, current_leader_epoch: int) -> int | None:
+    def _read_limit(self, replica_id: int, isolation_level: int) -> int:
+        log = self.log
+        if replica_id >= 0:
+            return log.log_end_offset
+        if isolation_level == READ_COMMITTED:
+            return log.last_stable_offset
+        return log.high_watermark
+
+    def bytes_available(
+        self,
+        fetch_offset: int,
+        replica_id: int,
+        current_leader_epoch: int,
+        isolation_level: int = READ_UNCOMMITTED,
+    ) -> int | None:
         """What a parked fetch could return now, without reading it; None if the fetch must be answered at once
         (the partition can no longer serve it: its response carries the error)."""
         try:
             self.check(current_leader_epoch)
         except KafkaError:
             return None
-        log = self.log
-        limit = log.log_end_offset if replica_id >= 0 else log.high_watermark
-        return log.bytes_available(fetch_offset, limit)
+        return self.log.bytes_available(fetch_offset, self._read_limit(replica_id, isolation_level))
 
     # ---- replication (leader side) -----------------------------------------------------------------------------
 
@@ -333,26 +415,31 @@ class Partition:
     # ---- offsets -----------------------------------------------------------------------------------------------
 
     def offset_for_timestamp(
-        self, timestamp: int, current_leader_epoch: int, replica_id: int
+        self,
+        timestamp: int,
+        current_leader_epoch: int,
+        replica_id: int,
+        isolation_level: int = READ_UNCOMMITTED,
     ) -> tuple[int, int, int]:
-        """ListOffsets: (offset, timestamp, leader epoch)."""
+        """ListOffsets: (offset, timestamp, leader epoch). At read_committed the latest offset is the last stable
+        offset, and a search by time finds only records below it."""
         self.check(current_leader_epoch)
         log = self.log
         cache = log.leader_epoch_cache
+        limit = self._read_limit(replica_id, isolation_level)
         if timestamp == LATEST_TIMESTAMP:
-            end = log.log_end_offset if replica_id >= 0 else log.high_watermark
-            return end, -1, cache.epoch_for_offset(end)
+            return limit, -1, cache.epoch_for_offset(limit)
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             start = log.log_start_offset
             return start, -1, cache.epoch_for_offset(start)
         if timestamp == LATEST_TIERED_TIMESTAMP:
             return -1, -1, -1  # nothing is tiered (Kafka's answer with remote storage disabled)
         if timestamp == MAX_TIMESTAMP:
-            found = log.max_timestamp_offset()
+            found = log.max_timestamp_offset(limit)
             if found is None:
                 return -1, -1, -1
             return found[0], found[1], cache.epoch_for_offset(found[0])
-        found = log.offset_for_timestamp(timestamp, log.high_watermark)
+        found = log.offset_for_timestamp(timestamp, limit)
         if found is None:
             return -1, -1, -1
         return found[0], found[1], cache.epoch_for_offset(found[0])
@@ -361,3 +448,11 @@ class Partition:
         """OffsetForLeaderEpoch: the largest epoch at or below `leader_epoch` in our log and where it ends."""
         self.check(current_leader_epoch)
         return self.log.leader_epoch_cache.end_offset_for(leader_epoch, self.log.log_end_offset)
+
+
+def _next_offset_after(records: bytes, fetch_offset: int) -> int:
+    """The offset after the last batch of `records` (whole batches), or fetch_offset if there are none."""
+    end = fetch_offset
+    for batch in iter_batches(records):
+        end = batch.next_offset
+    return end

@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,13 +38,13 @@ from kbroker.log.files import replace_file
 from kbroker.log.flusher import GroupCommitter
 from kbroker.log.log_manager import LogManager
 from kbroker.log.partition_log import AppendInfo, InvalidRecords, PartitionLog
-from kbroker.log.producer_state import ProducerStateEntry
+from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
 from kbroker.metadata.api import MetadataView
 from kbroker.metadata.image import EMPTY_IMAGE, NO_LEADER, MetadataImage, PartitionState, TopicMetadata
 from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
 from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.replication.fetcher import FollowState, ReplicaFetcher
-from kbroker.replication.partition import Partition, PartitionRead
+from kbroker.replication.partition import READ_UNCOMMITTED, Partition, PartitionRead
 from kbroker.replication.purgatory import Purgatory
 from kbroker.stats import ReplicationStats
 from protocol.errors import ErrorCode
@@ -66,6 +66,7 @@ class ReplicationSettings:
     replica_fetch_wait_max_ms: int = 500
     replica_fetch_max_bytes: int = 1_048_576
     log_retention_check_interval_ms: int = 300_000
+    transaction_partition_verification_enable: bool = True
 
 
 @dataclass(slots=True)
@@ -103,6 +104,8 @@ class FetchParams:
     min_bytes: int
     max_bytes: int
     partitions: Sequence[FetchPartition] = field(default_factory=tuple)
+    isolation_level: int = READ_UNCOMMITTED
+    """read_committed (1): consumers read up to the last stable offset."""
 
 
 @dataclass
@@ -402,10 +405,17 @@ class ReplicaManager:
         required_acks: int,
         now_ms: int,
         internal_topics_allowed: bool = False,
+        from_client: bool = True,
+        verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
     ) -> list[ProduceResult]:
         """Append one batch to each partition as its leader, in order (synchronous: no other request interleaves).
         Each result holds the append's offsets or its error. For acks=-1 the fsync of each log is requested here;
-        then `wait_for_acks`."""
+        then `wait_for_acks`. A transactional batch that begins a transaction on its partition needs the guard
+        `begin_transaction_verification` gave for it once the coordinator confirmed the partition is in the
+        transaction (KIP-890; unless transaction.partition.verification.enable is false). `from_client` is False
+        for the coordinators' own batches."""
+        verify = self.settings.transaction_partition_verification_enable
+        guards = verification_guards or {}
         results = []
         stats = self.stats
         for tp, records in entries:
@@ -421,7 +431,14 @@ class ReplicaManager:
                         ErrorCode.INVALID_TOPIC_EXCEPTION, f"cannot produce to the internal topic {tp.topic}"
                     )
                 partition = found = self.get_partition(tp)
-                result.info = partition.append_records_as_leader(records, required_acks, now_ms)
+                result.info = partition.append_records_as_leader(
+                    records,
+                    required_acks,
+                    now_ms,
+                    from_client=from_client,
+                    verification_required=verify,
+                    verification_guard=guards.get(tp),
+                )
             except KafkaError as exc:
                 result.error = exc
                 traffic.failed_produce_requests += 1
@@ -431,12 +448,59 @@ class ReplicaManager:
             if not result.info.duplicate:
                 traffic.messages_in += result.info.last_offset - result.info.base_offset + 1
                 traffic.bytes_in += len(records)
-            result.partition = partition
-            result.leader_epoch = partition.leader_epoch
-            result.truncations = partition.log.truncations
-            if required_acks == -1:
-                # A duplicate (an idempotent producer's retry) waits too: its first attempt may not be durable yet.
-                self.committer.request_flush(partition.log, result.info.last_offset + 1)
+            self._appended(result, partition, required_acks)
+        return results
+
+    def _appended(self, result: ProduceResult, partition: Partition, required_acks: int) -> None:
+        assert result.info is not None
+        result.partition = partition
+        result.leader_epoch = partition.leader_epoch
+        result.truncations = partition.log.truncations
+        if required_acks == -1:
+            # A duplicate (an idempotent producer's retry) waits too: its first attempt may not be durable yet.
+            self.committer.request_flush(partition.log, result.info.last_offset + 1)
+
+    def begin_transaction_verification(
+        self, producer_id: int, partitions: Iterable[TopicPartition], now_ms: int
+    ) -> dict[TopicPartition, VerificationGuard]:
+        """KIP-890: the partitions (led here) where a transactional batch of this producer would begin a
+        transaction, each with the guard to append it with once the coordinator confirms the partition is in the
+        producer's transaction. Empty when verification is disabled."""
+        if not self.settings.transaction_partition_verification_enable:
+            return {}
+        guards = {}
+        for tp in partitions:
+            partition = self.partitions.get(tp)
+            guard = partition.begin_verification(producer_id, now_ms) if partition is not None else None
+            if guard is not None:
+                guards[tp] = guard
+        return guards
+
+    def append_end_txn_markers(
+        self,
+        partitions: Iterable[TopicPartition],
+        *,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        now_ms: int,
+    ) -> list[ProduceResult]:
+        """WriteTxnMarkers: a COMMIT or ABORT marker for the producer on each partition, as its leader (acks=-1:
+        then `wait_for_acks`)."""
+        results = []
+        for tp in partitions:
+            result = ProduceResult(tp)
+            results.append(result)
+            try:
+                partition = self.get_partition(tp)
+                result.info = partition.append_end_txn_marker(
+                    producer_id, producer_epoch, coordinator_epoch, commit, now_ms
+                )
+            except KafkaError as exc:
+                result.error = exc
+                continue
+            self._appended(result, partition, -1)
         return results
 
     async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None:
@@ -514,6 +578,7 @@ class ReplicaManager:
                 current_leader_epoch=request.current_leader_epoch,
                 replica_id=params.replica_id,
                 now_ms=now,
+                isolation_level=params.isolation_level,
             )
             size = len(read.records)
             if size:
@@ -541,7 +606,7 @@ class ReplicaManager:
             if partition is None:
                 return True
             size = partition.bytes_available(
-                request.fetch_offset, params.replica_id, request.current_leader_epoch
+                request.fetch_offset, params.replica_id, request.current_leader_epoch, params.isolation_level
             )
             if size is None:
                 return True
@@ -553,10 +618,22 @@ class ReplicaManager:
     # ---- offsets ---------------------------------------------------------------------------------------------
 
     def list_offset(
-        self, tp: TopicPartition, timestamp: int, current_leader_epoch: int, replica_id: int
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        current_leader_epoch: int,
+        replica_id: int,
+        isolation_level: int = READ_UNCOMMITTED,
     ) -> tuple[int, int, int]:
         """ListOffsets: (offset, timestamp, leader epoch), or KafkaError."""
-        return self.get_partition(tp).offset_for_timestamp(timestamp, current_leader_epoch, replica_id)
+        return self.get_partition(tp).offset_for_timestamp(
+            timestamp, current_leader_epoch, replica_id, isolation_level
+        )
+
+    def leader_epoch(self, tp: TopicPartition) -> int:
+        """The epoch of our leadership of `tp`, or -1 if we do not lead it (the coordinators' epochs)."""
+        partition = self.partitions.get(tp)
+        return partition.leader_epoch if partition is not None and partition.is_leader else -1
 
     def last_offset_for_leader_epoch(
         self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int
@@ -572,7 +649,8 @@ class ReplicaManager:
         if state is None or self.node_id not in state.replicas:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         partition.check(require_leader=False)
-        return list(partition.log.producer_state.producers.values())
+        # (A producer known only from a leader's KIP-890 verification has no epoch yet: Kafka keeps those apart.)
+        return [e for e in partition.log.producer_state.producers.values() if e.producer_epoch >= 0]
 
     # ---- ISR changes -----------------------------------------------------------------------------------------
 
