@@ -66,6 +66,9 @@ from kbroker.security.scram import AddScram, ScramCredential
 from kbroker.security.settings import ListenerSecurity, listener_security
 from kbroker.security.tls import ReloadingContext
 from kbroker.server import BoundListener, open_listener, serve
+from kbroker.transaction.coordinator import TransactionConfig
+from kbroker.transaction.markers import TxnMarkerWriter
+from kbroker.transaction.service import TransactionService, TransactionSettings
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +109,7 @@ class Broker:
     metadata: MetadataService
     replicas: ReplicaManager
     groups: GroupService
+    transactions: TransactionService
     services: BrokerServices
     dispatcher: RequestDispatcher
     listeners: list[tuple[BoundListener, ListenerRuntime]]
@@ -162,6 +166,7 @@ class Broker:
                     )
                 )
             await nursery.start(self.groups.run)
+            await nursery.start(self.transactions.run)
             if config.log_cleaner_enable:
                 cleaner = LogCleaner(
                     self.logs, backoff_ms=config.log_cleaner_backoff_ms, clock=self.clock.now_ms
@@ -302,6 +307,7 @@ def _assemble(
             replica_fetch_wait_max_ms=config.replica_fetch_wait_max_ms,
             replica_fetch_max_bytes=config.replica_fetch_max_bytes,
             log_retention_check_interval_ms=config.log_retention_check_interval_ms,
+            transaction_partition_verification_enable=config.transaction_partition_verification_enable,
         ),
         purgatory=purgatory,
         # A single node never fetches from another: its inter-broker listener may lack a client login.
@@ -321,9 +327,39 @@ def _assemble(
         topic_admin=metadata,
         clock=clock,
     )
-    # Roles first, then the coordinator's ownership, which follows them.
+    transactions = TransactionService(
+        TransactionConfig(
+            transaction_state_log_num_partitions=config.transaction_state_log_num_partitions,
+            transaction_max_timeout_ms=config.transaction_max_timeout_ms,
+            transactional_id_expiration_ms=config.transactional_id_expiration_ms,
+        ),
+        TransactionSettings(
+            # A single node cannot hold more than one replica (Kafka's default of 3 would never be met).
+            replication_factor=config.transaction_state_log_replication_factor if config.cluster_mode else 1,
+            min_isr=config.transaction_state_log_min_isr,
+            segment_bytes=config.transaction_state_log_segment_bytes,
+            abort_timed_out_transaction_cleanup_interval_ms=(
+                config.transaction_abort_timed_out_transaction_cleanup_interval_ms
+            ),
+            remove_expired_transaction_cleanup_interval_ms=(
+                config.transaction_remove_expired_transaction_cleanup_interval_ms
+            ),
+        ),
+        node_id=config.node_id,
+        replicas=replicas,
+        metadata=metadata,
+        topic_admin=metadata,
+        producer_ids=metadata,
+        markers=TxnMarkerWriter(replicas, groups, clock_ms=clock.now_ms),
+        offsets_partition_for=groups.coordinator.partition_for,
+        clock=clock,
+        connect=inter_broker_connector(config, inter_broker) if config.cluster_mode else plaintext_connector,
+    )
+    groups.set_transaction_verifier(transactions.verify_for_produce)
+    # Roles first, then the coordinators' ownership, which follows them.
     metadata.subscribe(replicas.apply_metadata)
     metadata.subscribe(groups.on_metadata)
+    metadata.subscribe(transactions.on_metadata)
     authorizer = build_authorizer(
         config.authorizer_class_name, config.super_users, config.allow_everyone_if_no_acl_found
     )
@@ -356,6 +392,7 @@ def _assemble(
         sasl=sasl,
         authorizer=authorizer,
         quotas=quotas,
+        transactions=transactions,
     )
     return Broker(
         config=config,
@@ -366,6 +403,7 @@ def _assemble(
         metadata=metadata,
         replicas=replicas,
         groups=groups,
+        transactions=transactions,
         services=services,
         dispatcher=RequestDispatcher(services, HANDLERS, request_log=request_log),
         listeners=listeners,

@@ -175,6 +175,47 @@ _DEFS = [
         "offsets.retention.check.interval.ms", "long", "600000", "How often expired offsets are removed."
     ),
     ConfigDef("offset.metadata.max.bytes", "int", "4096", "Largest metadata string of a committed offset."),
+    ConfigDef("transaction.state.log.num.partitions", "int", "50", "Partitions of __transaction_state."),
+    ConfigDef(
+        "transaction.state.log.replication.factor",
+        "short",
+        "3",
+        "Replicas of __transaction_state (created on first use; a single node: 1).",
+    ),
+    ConfigDef("transaction.state.log.min.isr", "int", "2", "min.insync.replicas of __transaction_state."),
+    ConfigDef(
+        "transaction.state.log.segment.bytes", "int", "104857600", "Segment size of __transaction_state."
+    ),
+    ConfigDef(
+        "transaction.max.timeout.ms",
+        "int",
+        "900000",
+        "Largest transaction.timeout.ms a producer may ask for.",
+    ),
+    ConfigDef(
+        "transactional.id.expiration.ms",
+        "int",
+        "604800000",
+        "A transactional id with no transaction for this long is forgotten.",
+    ),
+    ConfigDef(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "int",
+        "10000",
+        "How often transactions past their timeout are aborted (their producers fenced).",
+    ),
+    ConfigDef(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        "int",
+        "3600000",
+        "How often expired transactional ids are removed.",
+    ),
+    ConfigDef(
+        "transaction.partition.verification.enable",
+        "boolean",
+        "true",
+        "KIP-890: a leader asks the coordinator before a batch may begin a transaction on its partition.",
+    ),
     ConfigDef(
         "group.initial.rebalance.delay.ms", "int", "3000", "Wait for more members before the first rebalance."
     ),
@@ -543,6 +584,15 @@ class BrokerConfig:
     offsets_retention_minutes: int
     offsets_retention_check_interval_ms: int
     offset_metadata_max_bytes: int
+    transaction_state_log_num_partitions: int
+    transaction_state_log_replication_factor: int
+    transaction_state_log_min_isr: int
+    transaction_state_log_segment_bytes: int
+    transaction_max_timeout_ms: int
+    transactional_id_expiration_ms: int
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int
+    transaction_remove_expired_transaction_cleanup_interval_ms: int
+    transaction_partition_verification_enable: bool
     group_initial_rebalance_delay_ms: int
     group_min_session_timeout_ms: int
     group_max_session_timeout_ms: int
@@ -616,6 +666,19 @@ class BrokerConfig:
             offsets_retention_minutes=raw.number("offsets.retention.minutes"),
             offsets_retention_check_interval_ms=raw.number("offsets.retention.check.interval.ms"),
             offset_metadata_max_bytes=raw.number("offset.metadata.max.bytes"),
+            transaction_state_log_num_partitions=raw.number("transaction.state.log.num.partitions"),
+            transaction_state_log_replication_factor=raw.number("transaction.state.log.replication.factor"),
+            transaction_state_log_min_isr=raw.number("transaction.state.log.min.isr"),
+            transaction_state_log_segment_bytes=raw.number("transaction.state.log.segment.bytes"),
+            transaction_max_timeout_ms=raw.number("transaction.max.timeout.ms"),
+            transactional_id_expiration_ms=raw.number("transactional.id.expiration.ms"),
+            transaction_abort_timed_out_transaction_cleanup_interval_ms=raw.number(
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+            ),
+            transaction_remove_expired_transaction_cleanup_interval_ms=raw.number(
+                "transaction.remove.expired.transaction.cleanup.interval.ms"
+            ),
+            transaction_partition_verification_enable=raw.flag("transaction.partition.verification.enable"),
             group_initial_rebalance_delay_ms=raw.number("group.initial.rebalance.delay.ms"),
             group_min_session_timeout_ms=raw.number("group.min.session.timeout.ms"),
             group_max_session_timeout_ms=raw.number("group.max.session.timeout.ms"),

@@ -29,6 +29,7 @@ QUICK: dict[str, str] = {
     "listeners": "PLAINTEXT://127.0.0.1:0",
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "5",
+    "transaction.state.log.num.partitions": "5",
 }
 
 

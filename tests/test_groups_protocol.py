@@ -131,10 +131,10 @@ def test_find_coordinator_names_this_broker(broker: BrokerProcess, wire: Wire, v
 
 @pytest.mark.parametrize("version", [1, 3, 4, 6])
 def test_find_coordinator_of_other_key_types(wire: Wire, version: int) -> None:
-    # No transaction coordinator (key type 1) and no share groups (2, as Kafka 3.9 answers them with share groups
-    # disabled: a malformed request before v6): retriable COORDINATOR_NOT_AVAILABLE; anything else: INVALID_REQUEST.
+    # No share groups (2, as Kafka 3.9 answers them with share groups disabled: a malformed request before v6):
+    # retriable COORDINATOR_NOT_AVAILABLE; anything else but transactions (tests/test_handlers_transactions.py):
+    # INVALID_REQUEST.
     for key_type, error in [
-        (1, E.COORDINATOR_NOT_AVAILABLE),
         (2, E.COORDINATOR_NOT_AVAILABLE if version >= 6 else E.INVALID_REQUEST),
         (9, E.INVALID_REQUEST),
     ]:

@@ -133,6 +133,9 @@ def with_record_count(batch: bytes, count: int) -> bytes:
 TRANSACTIONAL_BATCH = bytes(
     records(1000, producer_id=1, producer_epoch=0, base_sequence=0, is_transactional=True)
 )
+CONTROL_BATCH = bytes(
+    records(1000, producer_id=1, producer_epoch=0, base_sequence=0, is_transactional=True, is_control=True)
+)
 
 PRODUCE_CASES = [
     pytest.param(
@@ -226,14 +229,28 @@ PRODUCE_CASES = [
     pytest.param(
         produce(T, TWO, transactional_id="tx"),
         9,
-        [failed(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)],
-        id="transactional-id",
+        [{"error": E.NONE, "base_offset": PREFILLED}],
+        id="transactional-id-with-plain-records",
     ),
     pytest.param(
         produce(T, TRANSACTIONAL_BATCH),
         9,
         [failed(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)],
-        id="transactional-batch",
+        id="transactional-batch-without-transactional-id",
+    ),
+    # KIP-890: the leader cannot ask a coordinator (there is no __transaction_state yet): NOT_ENOUGH_REPLICAS, which
+    # producers retry (the coordinator's answers: tests/test_handlers_transactions.py).
+    pytest.param(
+        produce(T, TRANSACTIONAL_BATCH, transactional_id="tx"),
+        9,
+        [failed(E.NOT_ENOUGH_REPLICAS)],
+        id="transactional-batch-not-verified",
+    ),
+    pytest.param(
+        produce(T, CONTROL_BATCH, transactional_id="tx"),
+        9,
+        [failed(E.INVALID_RECORD)],
+        id="control-batch-from-a-client",
     ),
 ]
 

@@ -6,11 +6,18 @@ completions of parked JoinGroup / SyncGroup requests it answered on the way, and
 answers only once the records are written. The state changes at once, in memory; the log is what a restart replays
 (`load`).
 
+Offsets committed in a transaction (TxnOffsetCommit, KIP-98/KIP-447) are written at once, in a transactional
+batch of the producer, but stay pending, invisible to OffsetFetch, until the transaction coordinator's marker
+reaches the group's partition: a COMMIT makes them the group's offsets (unless the group committed newer ones
+meanwhile), an ABORT drops them. OffsetFetch with require_stable (KIP-447) answers UNSTABLE_OFFSET_COMMIT for a
+partition with pending offsets, so a read_committed consumer never starts from an offset that may yet change.
+
 Sockets, the log format beyond "key bytes, value bytes" and the protocol classes are not known here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -138,6 +145,10 @@ class GroupCoordinator:
         self._new_member_id = new_member_id
         # Next run of the offset expiry; set by the first on_tick.
         self.next_expiry_check_ms: int | None = None
+        # Offsets of open transactions: producer id -> group -> partition -> offset.
+        self.pending_txn_offsets: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        # Orders commits as their records are ordered in the log (see OffsetAndMetadata.order).
+        self._order = itertools.count(1)
 
     # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -219,6 +230,7 @@ class GroupCoordinator:
             group.state is GroupState.EMPTY
             and not self.offsets.has_offsets(group.group_id)
             and not group.pending_members
+            and not self.has_pending_txn_offsets(group.group_id)
         ):
             self._delete_group(group, now_ms, out)
 
@@ -313,20 +325,103 @@ class GroupCoordinator:
         results, accepted = self.offsets.check_commit(offsets, now_ms, retention_time_ms)
         partition_records: list[rec.Record] = []
         for tp, o in accepted.items():
-            self.offsets.store(group_id, tp, o)
+            self.offsets.store(group_id, tp, dataclasses.replace(o, order=next(self._order)))
             partition_records.append(self._offset_record(group_id, tp, o))
         records = {self.partition_for(group_id): partition_records} if partition_records else {}
         return Outcome(tuple(results), (), records)
 
+    # ---- transactional offsets (TxnOffsetCommit) ---------------------------------------------------------------
+
+    def txn_commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Sequence[OffsetCommitEntry],
+        now_ms: int,
+    ) -> tuple[tuple[PartitionResult, ...], dict[TopicPartition, OffsetAndMetadata]]:
+        """TxnOffsetCommit's checks: (the result per partition, the offsets to write). Nothing changes here until
+        they are written: then `store_pending`."""
+
+        def all_failed(
+            error: ErrorCode,
+        ) -> tuple[tuple[PartitionResult, ...], dict[TopicPartition, OffsetAndMetadata]]:
+            return tuple(PartitionResult(e.topic, e.partition, error) for e in offsets), {}
+
+        error = self._group_status(group_id, "TxnOffsetCommit")
+        if error is not ErrorCode.NONE:
+            return all_failed(error)
+        group = self.groups.get(group_id)
+        if group is not None:
+            error = group.validate_txn_offset_commit(member_id, group_instance_id, generation_id)
+        elif generation_id >= 0 or member_id != "" or group_instance_id is not None:
+            error = ErrorCode.UNKNOWN_MEMBER_ID
+        if error is not ErrorCode.NONE:
+            return all_failed(error)
+        results, accepted = self.offsets.check_commit(offsets, now_ms)
+        return tuple(results), accepted
+
+    def offset_records(
+        self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+    ) -> list[rec.Record]:
+        return [self._offset_record(group_id, tp, o) for tp, o in offsets.items()]
+
+    def store_pending(
+        self, producer_id: int, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+    ) -> None:
+        """A TxnOffsetCommit's records are written: its offsets wait for the transaction's end."""
+        if not self.is_coordinator_for(group_id):
+            return
+        if group_id not in self.groups:
+            # Like OffsetCommit: a group that only stores offsets (created Empty, without a protocol).
+            self._new_group(group_id)
+        pending = self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {})
+        for tp, o in offsets.items():
+            pending[tp] = dataclasses.replace(o, order=next(self._order))
+
+    def has_pending_txn_offsets(self, group_id: str, tp: TopicPartition | None = None) -> bool:
+        for by_group in self.pending_txn_offsets.values():
+            pending = by_group.get(group_id)
+            if pending and (tp is None or tp in pending):
+                return True
+        return False
+
+    def complete_transaction(self, partitions: Collection[int], producer_id: int, commit: bool) -> None:
+        """The producer's marker is written on these `__consumer_offsets` partitions: its pending offsets of their
+        groups become visible (commit) or are dropped (abort)."""
+        by_group = self.pending_txn_offsets.get(producer_id)
+        if not by_group:
+            return
+        for group_id in [g for g in by_group if self.partition_for(g) in partitions]:
+            pending = by_group.pop(group_id)
+            if not commit:
+                continue
+            for tp, o in pending.items():
+                current = self.offsets.get(group_id, tp)
+                if current is None or current.order < o.order:
+                    self.offsets.store(group_id, tp, o)
+        if not by_group:
+            del self.pending_txn_offsets[producer_id]
+
     def fetch_offsets(
-        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None, require_stable: bool = False
     ) -> OffsetFetchResult:
-        """OffsetFetch; `topics` None asks for every committed offset of the group (v2+)."""
+        """OffsetFetch; `topics` None asks for every committed offset of the group (v2+). With `require_stable`
+        (v7+, KIP-447), a partition with offsets of an open transaction gets UNSTABLE_OFFSET_COMMIT instead."""
         error = self._group_status(group_id, "OffsetFetch")
         if error is not ErrorCode.NONE:
             return OffsetFetchResult(error)
         # Answered whatever the group's state: the group may only use us to store offsets.
-        return OffsetFetchResult(ErrorCode.NONE, tuple(self.offsets.fetch(group_id, topics)))
+        fetched = self.offsets.fetch(group_id, topics)
+        if require_stable and self.has_pending_txn_offsets(group_id):
+            fetched = [
+                FetchedOffset(f.topic, f.partition, -1, -1, "", ErrorCode.UNSTABLE_OFFSET_COMMIT)
+                if self.has_pending_txn_offsets(group_id, TopicPartition(f.topic, f.partition))
+                else f
+                for f in fetched
+            ]
+        return OffsetFetchResult(ErrorCode.NONE, tuple(fetched))
 
     def delete_offsets(
         self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]], now_ms: int
@@ -490,9 +585,15 @@ class GroupCoordinator:
 
     # ---- loading -----------------------------------------------------------------------------------------------
 
-    def load(self, partition: int, records: Iterable[rec.Record], now_ms: int) -> None:
-        """Become coordinator of a `__consumer_offsets` partition: rebuild its groups and offsets from its records."""
+    def load(
+        self, partition: int, records: Iterable[rec.RawRecord | rec.TxnRecord | rec.TxnMarker], now_ms: int
+    ) -> None:
+        """Become coordinator of a `__consumer_offsets` partition: rebuild its groups and offsets from its records
+        (with the offsets of transactions still open as pending ones)."""
         state = rec.load(records)
+        # Later commits must order after everything read back.
+        base = next(self._order)
+        self._order = itertools.count(base + state.entries + 1)
         if self.owned_partitions is not None:
             self.owned_partitions.add(partition)
         for group_id, value in state.groups.items():
@@ -531,15 +632,16 @@ class GroupCoordinator:
                 self._new_group(group_id)
             for tp, v in group_offsets.items():
                 self.offsets.store(
-                    group_id,
-                    tp,
-                    OffsetAndMetadata(
-                        offset=v.offset,
-                        leader_epoch=v.leader_epoch,
-                        metadata=v.metadata,
-                        commit_timestamp_ms=v.commit_timestamp,
-                        expire_timestamp_ms=v.expire_timestamp if v.expire_timestamp >= 0 else None,
-                    ),
+                    group_id, tp, _offset_and_metadata(v, base + state.positions.get((group_id, tp), 0))
+                )
+        for producer_id, pending in state.pending.items():
+            for p in pending:
+                if p.value is None:
+                    continue
+                if p.group not in self.groups:
+                    self._new_group(p.group)
+                self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(p.group, {})[p.tp] = (
+                    _offset_and_metadata(p.value, base + p.position)
                 )
 
     def unload(self, partition: int, now_ms: int) -> Outcome[None]:
@@ -549,7 +651,23 @@ class GroupCoordinator:
             completions.extend(group.mark_dead(now_ms, ErrorCode.NOT_COORDINATOR).completions)
             del self.groups[group.group_id]
             self.offsets.remove_all(group.group_id)
+            for by_group in self.pending_txn_offsets.values():
+                by_group.pop(group.group_id, None)
+        self.pending_txn_offsets = {
+            pid: by_group for pid, by_group in self.pending_txn_offsets.items() if by_group
+        }
         if self.owned_partitions is None:
             self.owned_partitions = set(range(self.config.offsets_topic_num_partitions))
         self.owned_partitions.discard(partition)
         return Outcome(None, tuple(completions))
+
+
+def _offset_and_metadata(v: rec.OffsetCommitValue, order: int) -> OffsetAndMetadata:
+    return OffsetAndMetadata(
+        offset=v.offset,
+        leader_epoch=v.leader_epoch,
+        metadata=v.metadata,
+        commit_timestamp_ms=v.commit_timestamp,
+        expire_timestamp_ms=v.expire_timestamp if v.expire_timestamp >= 0 else None,
+        order=order,
+    )

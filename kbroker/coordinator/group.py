@@ -859,6 +859,21 @@ class Group:
         member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
         return ErrorCode.NONE
 
+    def validate_txn_offset_commit(
+        self, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode:
+        """Whether a TxnOffsetCommit may go ahead (KIP-447): a producer that names no member may commit whatever the
+        group's state; one that names a member and generation (a consumer's group metadata) must be current."""
+        if self.state is GroupState.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation_id >= 0 or member_id != "" or group_instance_id is not None:
+            error = self.validate_member(member_id, group_instance_id)
+            if error is not ErrorCode.NONE:
+                return error
+            if generation_id != self.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        return ErrorCode.NONE
+
     def validate_member(self, member_id: str, group_instance_id: str | None) -> ErrorCode:
         if group_instance_id is not None:
             known = self.static_members.get(group_instance_id)

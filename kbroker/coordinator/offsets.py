@@ -7,7 +7,7 @@ decision (Group.validate_offset_commit); this module checks each partition and k
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kbroker.common import TopicPartition
 from protocol.errors import ErrorCode
@@ -27,6 +27,9 @@ class OffsetAndMetadata:
     # Only set by OffsetCommit v2-v4 with an explicit retention_time_ms: the offset then expires at this time,
     # whatever the group does (the pre-2.1 rule).
     expire_timestamp_ms: int | None = None
+    # Where the commit stands in the log of its partition (a counter): a transaction's offsets, made visible when
+    # its COMMIT marker comes, do not replace an offset committed after them.
+    order: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kbroker.common import TopicPartition
 
@@ -415,38 +415,109 @@ def group_metadata_record(group: str, value: GroupMetadataValue | None) -> Recor
     return key, None if value is None else encode_group_metadata_value(value)
 
 
+@dataclass(frozen=True, slots=True)
+class TxnRecord:
+    """A record of a transactional batch (a TxnOffsetCommit): it counts only once its producer's COMMIT marker
+    follows."""
+
+    key: bytes
+    value: bytes | None
+    producer_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxnMarker:
+    """A COMMIT or ABORT marker of a producer's transaction."""
+
+    producer_id: int
+    commit: bool
+
+
+LogEntry = Record | TxnRecord | TxnMarker
+"""What a `__consumer_offsets` partition's log holds, as its reader gives it (kbroker/coordinator/runtime.py)."""
+RawRecord = tuple[bytes | memoryview | None, bytes | memoryview | None]
+
+
+@dataclass(slots=True)
+class PendingOffset:
+    """An offset of an open transaction found by `load`: (group, partition, value) at log position `position`."""
+
+    group: str
+    tp: TopicPartition
+    value: OffsetCommitValue | None
+    position: int
+
+
 @dataclass(slots=True)
 class LoadedState:
     """What the records of some `__consumer_offsets` partitions leave behind once replayed."""
 
     groups: dict[str, GroupMetadataValue]
     offsets: dict[str, dict[TopicPartition, OffsetCommitValue]]
+    positions: dict[tuple[str, TopicPartition], int] = field(default_factory=dict)
+    """The log position (entry index) of the record each offset comes from: which of two commits is newer."""
+    pending: dict[int, list[PendingOffset]] = field(default_factory=dict)
+    """Offsets of transactions with no marker yet, by producer id."""
+    entries: int = 0
 
 
-def load(records: Iterable[tuple[bytes | memoryview | None, bytes | memoryview | None]]) -> LoadedState:
+def load(entries: Iterable[RawRecord | TxnRecord | TxnMarker]) -> LoadedState:
     """Replay records in log order: the last write of a key wins and a tombstone deletes it.
 
-    Records without a key and record types we do not know are skipped, as Kafka skips them.
+    Offsets committed in a transaction count once their producer's COMMIT marker comes, unless a commit later in the
+    log (outside the transaction) already replaced them, as Kafka decides by log offsets; an ABORT drops them, and
+    those of a transaction with no marker yet are left in `pending`. Records without a key and record types we do
+    not know are skipped, as Kafka skips them.
     """
     state = LoadedState({}, {})
-    for raw_key, raw_value in records:
+    position = -1
+    for position, entry in enumerate(entries):
+        if isinstance(entry, TxnMarker):
+            pending = state.pending.pop(entry.producer_id, [])
+            if entry.commit:
+                for offset in pending:
+                    _apply_offset(state, offset.group, offset.tp, offset.value, offset.position)
+            continue
+        if isinstance(entry, TxnRecord):
+            key = decode_key(entry.key)
+            if isinstance(key, OffsetCommitKey):
+                value = None if entry.value is None else decode_offset_commit_value(bytes(entry.value))
+                tp = TopicPartition(key.topic, key.partition)
+                state.pending.setdefault(entry.producer_id, []).append(
+                    PendingOffset(key.group, tp, value, position)
+                )
+            continue
+        raw_key, raw_value = entry
         if raw_key is None:
             continue
-        key = decode_key(bytes(raw_key))
-        value = None if raw_value is None else bytes(raw_value)
-        if isinstance(key, OffsetCommitKey):
-            tp = TopicPartition(key.topic, key.partition)
-            if value is None:
-                group_offsets = state.offsets.get(key.group)
-                if group_offsets is not None:
-                    group_offsets.pop(tp, None)
-                    if not group_offsets:
-                        del state.offsets[key.group]
+        decoded = decode_key(bytes(raw_key))
+        raw = None if raw_value is None else bytes(raw_value)
+        if isinstance(decoded, OffsetCommitKey):
+            tp = TopicPartition(decoded.topic, decoded.partition)
+            _apply_offset(
+                state, decoded.group, tp, None if raw is None else decode_offset_commit_value(raw), position
+            )
+        elif isinstance(decoded, GroupMetadataKey):
+            if raw is None:
+                state.groups.pop(decoded.group, None)
             else:
-                state.offsets.setdefault(key.group, {})[tp] = decode_offset_commit_value(value)
-        elif isinstance(key, GroupMetadataKey):
-            if value is None:
-                state.groups.pop(key.group, None)
-            else:
-                state.groups[key.group] = decode_group_metadata_value(value)
+                state.groups[decoded.group] = decode_group_metadata_value(raw)
+    state.entries = position + 1
     return state
+
+
+def _apply_offset(
+    state: LoadedState, group: str, tp: TopicPartition, value: OffsetCommitValue | None, position: int
+) -> None:
+    """An offset commit (or its tombstone) at `position`, unless the offset in place comes from a later record."""
+    if state.positions.get((group, tp), -1) > position:
+        return
+    state.positions[(group, tp)] = position
+    if value is None:
+        group_offsets = state.offsets.get(group)
+        if group_offsets is not None:
+            group_offsets.pop(tp, None)
+            if not group_offsets:
+                del state.offsets[group]
+    else:
+        state.offsets.setdefault(group, {})[tp] = value

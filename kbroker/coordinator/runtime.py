@@ -39,10 +39,10 @@ from kbroker.coordinator.group import (
     SyncResult,
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
-from kbroker.coordinator.records import Record
+from kbroker.coordinator.records import LogEntry, Record, TxnMarker, TxnRecord
 from protocol.errors import ErrorCode
 from protocol.records import Record as LogRecord
-from protocol.records import build_batch, decode_records, iter_batches
+from protocol.records import build_batch, decode_records, iter_batches, read_end_txn_marker
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +58,24 @@ class OffsetsWriter(Protocol):
     def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> Awaitable[None]: ...
 
 
+class TransactionalOffsetsWriter(OffsetsWriter, Protocol):
+    """An OffsetsWriter that also writes TxnOffsetCommit's transactional batches."""
+
+    def append_transactional(
+        self,
+        partition: int,
+        records: Sequence[Record],
+        now_ms: int,
+        *,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+    ) -> Awaitable[None]:
+        """One transactional batch of the producer (a TxnOffsetCommit), written once the partition is verified to
+        be in its transaction (KIP-890). Raises KafkaError with the code the client hears."""
+        ...
+
+
 @dataclass(slots=True)
 class _Waiter:
     event: trio.Event = field(default_factory=trio.Event)
@@ -71,10 +89,12 @@ class CoordinatorRuntime:
         writer: OffsetsWriter | None = None,
         *,
         clock: Callable[[], int] | None = None,
+        txn_writer: TransactionalOffsetsWriter | None = None,
     ) -> None:
         self.coordinator = coordinator
         # None: records are not persisted (tests of the runtime alone).
         self.writer = writer
+        self.txn_writer = txn_writer
         # Wall-clock ms: commit timestamps are stored and must survive restarts. By default trio's clock moves it,
         # so MockClock drives session timeouts in tests; the broker passes its one clock.
         self.now_ms: Callable[[], int] = clock if clock is not None else TrioClock().now_ms
@@ -199,10 +219,54 @@ class CoordinatorRuntime:
             for r in outcome.response
         )
 
+    async def txn_commit_offsets(
+        self,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Sequence[OffsetCommitEntry],
+    ) -> tuple[PartitionResult, ...]:
+        """TxnOffsetCommit: the offsets are written in the producer's transaction and stay pending until it ends."""
+        now = self.now_ms()
+        results, accepted = self.coordinator.txn_commit_offsets(
+            group_id, member_id, group_instance_id, generation_id, offsets, now
+        )
+        if not accepted or self.txn_writer is None:
+            if accepted:
+                self.coordinator.store_pending(producer_id, group_id, accepted)
+            return results
+        partition = self.coordinator.partition_for(group_id)
+        records = self.coordinator.offset_records(group_id, accepted)
+        try:
+            await self.txn_writer.append_transactional(
+                partition,
+                records,
+                now,
+                transactional_id=transactional_id,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+            )
+        except KafkaError as exc:
+            logger.info("could not write the transactional offsets of %r: %s", group_id, exc)
+            return tuple(
+                PartitionResult(r.topic, r.partition, exc.code) if r.error is ErrorCode.NONE else r
+                for r in results
+            )
+        self.coordinator.store_pending(producer_id, group_id, accepted)
+        return results
+
+    async def complete_transaction(self, partitions: Collection[int], producer_id: int, commit: bool) -> None:
+        """A transaction's marker is on these partitions (called by WriteTxnMarkers once it is acknowledged)."""
+        self.coordinator.complete_transaction(partitions, producer_id, commit)
+
     def fetch_offsets(
-        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None, require_stable: bool = False
     ) -> OffsetFetchResult:
-        return self.coordinator.fetch_offsets(group_id, topics)
+        return self.coordinator.fetch_offsets(group_id, topics, require_stable)
 
     def describe_group(self, group_id: str) -> GroupDescription:
         return self.coordinator.describe_group(group_id)
@@ -227,7 +291,7 @@ class CoordinatorRuntime:
     async def on_topics_deleted(self, topics: Collection[str]) -> None:
         await self._apply(self.coordinator.on_topics_deleted(topics, self.now_ms()))
 
-    def load_partition(self, partition: int, records: Iterator[Record]) -> None:
+    def load_partition(self, partition: int, records: Iterator[LogEntry]) -> None:
         """Rebuild a `__consumer_offsets` partition's groups (at startup, before serving its groups)."""
         self.coordinator.load(partition, records, self.now_ms())
         self._wake()
@@ -249,17 +313,31 @@ class _ReadableLog(Protocol):
     def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes: ...
 
 
-def offsets_batch(records: Sequence[Record], now_ms: int) -> bytearray:
-    """One uncompressed v2 batch of coordinator records, as Kafka writes them (CreateTime = now, no producer)."""
+def offsets_batch(
+    records: Sequence[Record], now_ms: int, producer_id: int = -1, producer_epoch: int = -1
+) -> bytearray:
+    """One uncompressed v2 batch of coordinator records, as Kafka writes them (CreateTime = now, no producer); with
+    a producer, a transactional batch of it (a TxnOffsetCommit's, base sequence 0 as Kafka stamps them)."""
+    transactional = producer_id >= 0
     return build_batch(
-        [LogRecord(offset=i, timestamp=now_ms, key=k, value=v) for i, (k, v) in enumerate(records)]
+        [LogRecord(offset=i, timestamp=now_ms, key=k, value=v) for i, (k, v) in enumerate(records)],
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=0 if transactional else -1,
+        is_transactional=transactional,
     )
 
 
 def read_records(log: _ReadableLog, max_bytes: int = 1 << 20) -> Iterator[Record]:
-    """Every (key, value) of a `__consumer_offsets` partition from its log start, for GroupCoordinator.load.
+    """Every (key, value) of a coordinator's partition from its log start (control batches skipped)."""
+    for entry in read_log_entries(log, max_bytes):
+        if isinstance(entry, tuple):
+            yield entry
 
-    Control batches (transaction markers) carry no group state and are skipped.
+
+def read_log_entries(log: _ReadableLog, max_bytes: int = 1 << 20) -> Iterator[LogEntry]:
+    """Every record of a `__consumer_offsets` partition from its log start, for GroupCoordinator.load: (key, value)
+    for plain batches, TxnRecord for the records of transactional ones, TxnMarker for transaction markers.
     """
     offset = log.log_start_offset
     end = log.log_end_offset
@@ -269,10 +347,17 @@ def read_records(log: _ReadableLog, max_bytes: int = 1 << 20) -> Iterator[Record
             break
         start = offset
         for batch in iter_batches(bytearray(data)):
-            if not batch.is_control:
+            if batch.is_control:
+                marker = read_end_txn_marker(batch)
+                if marker is not None and batch.base_offset >= offset:
+                    yield TxnMarker(batch.producer_id, marker.commit)
+            else:
                 for record in decode_records(batch):
                     if record.offset >= offset and record.key is not None:
-                        yield record.key, record.value
+                        if batch.is_transactional:
+                            yield TxnRecord(record.key, record.value, batch.producer_id)
+                        else:
+                            yield record.key, record.value
             offset = max(offset, batch.next_offset)
         if offset == start:
             raise RuntimeError(f"reading __consumer_offsets made no progress at offset {offset}")

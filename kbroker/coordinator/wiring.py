@@ -12,7 +12,10 @@ leads what), topic administration (to create `__consumer_offsets`) and the clock
 - coordinator records are appended to the partition as its leader with acks=-1: the response waits until they are
   fsynced here and replicated to the ISR, so an acknowledged offset commit survives kill -9 and power loss;
 - FindCoordinator answers with the live leader of the group's partition;
-- committed offsets of deleted topics are forgotten (tombstones).
+- committed offsets of deleted topics are forgotten (tombstones);
+- TxnOffsetCommit's records are one transactional batch of the producer, written once the transaction coordinator
+  confirms `__consumer_offsets`' partition is in the producer's transaction (KIP-890); a transaction's marker makes
+  its offsets visible or drops them (`complete_transaction`, from WriteTxnMarkers).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import dataclasses
 import logging
 import math
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 import trio
@@ -30,8 +33,9 @@ from kbroker.clock import Clock
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from kbroker.coordinator.records import Record
-from kbroker.coordinator.runtime import CoordinatorRuntime, offsets_batch, read_records
+from kbroker.coordinator.runtime import CoordinatorRuntime, offsets_batch, read_log_entries
 from kbroker.log.partition_log import PartitionLog
+from kbroker.log.producer_state import VerificationGuard
 from kbroker.metadata.api import MetadataView, TopicAdmin
 from kbroker.metadata.image import OFFSETS_TOPIC, BrokerRegistration, MetadataImage
 from kbroker.replication.replica_manager import ProduceResult
@@ -58,9 +62,22 @@ class OffsetsLog(Protocol):
         required_acks: int,
         now_ms: int,
         internal_topics_allowed: bool = False,
+        from_client: bool = True,
+        verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
     ) -> list[ProduceResult]: ...
 
+    def begin_transaction_verification(
+        self, producer_id: int, partitions: Iterable[TopicPartition], now_ms: int
+    ) -> dict[TopicPartition, VerificationGuard]: ...
+
     async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None: ...
+
+
+# Asks the transaction coordinator whether partitions are in a producer's transaction (KIP-890): the error per
+# partition (TransactionService.verify_for_produce).
+TransactionVerifier = Callable[
+    [str, int, int, Sequence[TopicPartition]], Awaitable[Mapping[TopicPartition, ErrorCode]]
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -76,6 +93,8 @@ class ReplicatedOffsetsWriter:
 
     def __init__(self, replicas: OffsetsLog) -> None:
         self._replicas = replicas
+        self.verifier: TransactionVerifier | None = None
+        """Set once the transaction coordinator exists (it is built after the group coordinator)."""
 
     async def append(self, records: Mapping[int, Sequence[Record]], now_ms: int) -> None:
         entries = [
@@ -90,6 +109,71 @@ class ReplicatedOffsetsWriter:
         for result in results:
             if result.error is not None:
                 raise result.error
+
+    async def append_transactional(
+        self,
+        partition: int,
+        records: Sequence[Record],
+        now_ms: int,
+        *,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+    ) -> None:
+        tp = TopicPartition(OFFSETS_TOPIC, partition)
+        guards = self._replicas.begin_transaction_verification(producer_id, [tp], now_ms)
+        if guards and self.verifier is not None:
+            errors = await self.verifier(transactional_id, producer_id, producer_epoch, [tp])
+            error = errors.get(tp, ErrorCode.NONE)
+            if error is not ErrorCode.NONE:
+                raise KafkaError(
+                    _verification_error(error), f"{tp} is not verified in the transaction: {error.name}"
+                )
+        batch = offsets_batch(records, now_ms, producer_id, producer_epoch)
+        results = self._replicas.append_records(
+            [(tp, batch)],
+            required_acks=-1,
+            now_ms=now_ms,
+            internal_topics_allowed=True,
+            from_client=False,
+            verification_guards=guards,
+        )
+        await self._replicas.wait_for_acks(results, COMMIT_TIMEOUT_MS)
+        error_ = results[0].error
+        if error_ is not None:
+            raise KafkaError(_txn_commit_error(error_.code), error_.message)
+
+
+def _verification_error(code: ErrorCode) -> ErrorCode:
+    """What a TxnOffsetCommit answers when the transaction coordinator did not confirm the partition."""
+    if code is ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code in (
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+    ):
+        # Retriable for every client without looking for the group coordinator again (which is fine).
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    return code
+
+
+def _txn_commit_error(code: ErrorCode) -> ErrorCode:
+    """Kafka's answer to a TxnOffsetCommit whose write failed with `code`."""
+    if code in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+    ):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return code
 
 
 class GroupService:
@@ -111,8 +195,9 @@ class GroupService:
         self._topic_admin = topic_admin
         # No partition is ours until it is loaded: until then its groups get NOT_COORDINATOR, never an empty state.
         self.coordinator = GroupCoordinator(config, owned_partitions=())
+        self.writer = ReplicatedOffsetsWriter(replicas)
         self.runtime = CoordinatorRuntime(
-            self.coordinator, ReplicatedOffsetsWriter(replicas), clock=clock.now_ms
+            self.coordinator, self.writer, clock=clock.now_ms, txn_writer=self.writer
         )
         self._nursery: trio.Nursery | None = None
         self._started = False
@@ -236,7 +321,7 @@ class GroupService:
         if plog is None:
             return 0
         try:
-            self.runtime.load_partition(partition, read_records(plog))
+            self.runtime.load_partition(partition, read_log_entries(plog))
         except Exception:
             # Its groups get NOT_COORDINATOR (and FindCoordinator COORDINATOR_NOT_AVAILABLE) rather than a state we
             # could not read back; every other partition keeps working.
@@ -264,6 +349,16 @@ class GroupService:
             self._resigning.discard(partition)
         # Leadership may have come back while we unloaded.
         self._sync_ownership(self._metadata.image())
+
+    # ---- transactions ------------------------------------------------------------------------------------------
+
+    def set_transaction_verifier(self, verifier: TransactionVerifier) -> None:
+        """The transaction coordinator, which is built after this service, confirms TxnOffsetCommits' partitions."""
+        self.writer.verifier = verifier
+
+    async def complete_transaction(self, partitions: Collection[int], producer_id: int, commit: bool) -> None:
+        """A transaction's marker is written on these `__consumer_offsets` partitions (TxnMarkerWriter)."""
+        await self.runtime.complete_transaction(partitions, producer_id, commit)
 
     # ---- FindCoordinator ---------------------------------------------------------------------------------------
 

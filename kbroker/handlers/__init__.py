@@ -1,6 +1,8 @@
 """One module per Kafka API. Importing this package registers every handler (see registry.py)."""
 
 from kbroker.handlers import (  # noqa: F401
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_client_quotas,
     alter_user_scram_credentials,
     api_versions,
@@ -16,7 +18,9 @@ from kbroker.handlers import (  # noqa: F401
     describe_groups,
     describe_producers,
     describe_topic_partitions,
+    describe_transactions,
     describe_user_scram_credentials,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -25,6 +29,7 @@ from kbroker.handlers import (  # noqa: F401
     leave_group,
     list_groups,
     list_offsets,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -34,4 +39,6 @@ from kbroker.handlers import (  # noqa: F401
     sasl_authenticate,
     sasl_handshake,
     sync_group,
+    txn_offset_commit,
+    write_txn_markers,
 )

@@ -4,11 +4,13 @@ A group's coordinator is the leader of its `__consumer_offsets` partition (Java'
 partitions`); the answer is that broker's id, host and port. v0-3 ask for one key (v0: always a group); v4+ batch
 `coordinator_keys` and get one entry each. COORDINATOR_NOT_AVAILABLE when the partition has no live leader, or when
 we lead it but have not loaded it yet (clients ask again).
-Not implemented: transactions (key type 1) get COORDINATOR_NOT_AVAILABLE. Share groups (key type 2) are answered
-as Kafka 3.9 answers them with share groups disabled: INVALID_REQUEST before v6 (the key type arrived in v6),
-COORDINATOR_NOT_AVAILABLE at v6. An unknown key type gets INVALID_REQUEST. Messages, as Kafka sends them: v0-3 always
-have one (ours for an error; "NONE" on success); from v4 each key's entry has an empty one, except for an unknown
-key type, which Kafka refuses as a malformed request with a message.
+A transactional id's coordinator (key type 1) is the leader of its `__transaction_state` partition (the same hash);
+the topic is created on the first such request, which gets COORDINATOR_NOT_AVAILABLE meanwhile, as from Kafka.
+Not implemented: share groups (key type 2) are answered as Kafka 3.9 answers them with share groups disabled:
+INVALID_REQUEST before v6 (the key type arrived in v6), COORDINATOR_NOT_AVAILABLE at v6. An unknown key type gets
+INVALID_REQUEST. Messages, as Kafka sends them: v0-3 always have one (ours for an error; "NONE" on success); from v4
+each key's entry has an empty one, except for an unknown key type, which Kafka refuses as a malformed request with a
+message.
 """
 
 from __future__ import annotations
@@ -49,17 +51,19 @@ def _lookup(ctx: RequestContext, key_type: int, key: str, version: int) -> Coord
             f"share group coordinators are found from FindCoordinator v{SHARE_SINCE_VERSION}"
         )
         return answer
-    if key_type in (TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE):
+    if key_type == SHARE_KEY_TYPE:
         answer.error_code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-        kind = "transactions" if key_type == TRANSACTION_KEY_TYPE else "share groups"
-        answer.error_message = f"{kind} are not supported by kbroker"
+        answer.error_message = "share groups are not supported by kbroker"
         return answer
     if key_type not in KEY_TYPES:
         answer.error_code = ErrorCode.INVALID_REQUEST
         answer.error_message = f"unsupported coordinator key type {key_type}"
         return answer
     try:
-        endpoint = ctx.services.coordinators.find_group_coordinator(key)
+        if key_type == TRANSACTION_KEY_TYPE:
+            endpoint = ctx.services.transactions.find_coordinator(key)
+        else:
+            endpoint = ctx.services.coordinators.find_group_coordinator(key)
     except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message

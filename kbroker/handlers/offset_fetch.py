@@ -4,8 +4,10 @@ The committed offset, leader epoch (v5+) and metadata of each requested partitio
 epoch -1 and "" where nothing is committed (which also keeps librdkafka from validating the offset). Null topics (v2+)
 ask for every offset the group committed. v8+ ask for several groups at once, each with its own error. Group errors
 (NOT_COORDINATOR, ...) go in the top-level error code from v2, and in every requested partition in v1, which has no
-top-level error. `require_stable` (v7+) changes nothing: without transactions no offset is ever pending, so
-UNSTABLE_OFFSET_COMMIT is never returned. v9's member id and epoch only matter to KIP-848 groups and are ignored.
+top-level error. With `require_stable` (v7+, KIP-447: read_committed consumers set it) a partition whose offset is
+part of an open transaction gets UNSTABLE_OFFSET_COMMIT (retriable), so a consumer never starts from an offset a
+transaction may yet change; without it the last committed offset is answered. v9's member id and epoch only matter
+to KIP-848 groups and are ignored.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ def _by_topic(result: OffsetFetchResult) -> dict[str, list[OffsetFetchResponsePa
     return out
 
 
-def _fetch_group(ctx: RequestContext, group_id: str, topics: Topics) -> OffsetFetchResponseGroup:
+def _fetch_group(
+    ctx: RequestContext, group_id: str, topics: Topics, require_stable: bool
+) -> OffsetFetchResponseGroup:
     # Kafka's rules: DESCRIBE on the group, then on each topic; a topic one may not describe is answered
     # TOPIC_AUTHORIZATION_FAILED when asked for by name, and left out when every committed offset is asked for.
     if not ctx.authorize(Op.DESCRIBE, R.GROUP, group_id):
@@ -55,7 +59,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: Topics) -> OffsetFe
     if topics is not None:
         refused = [(name, ps) for name, ps in topics if not ctx.authorize(Op.DESCRIBE, R.TOPIC, name)]
         topics = [(name, ps) for name, ps in topics if ctx.authorize(Op.DESCRIBE, R.TOPIC, name)]
-    result = ctx.services.groups.fetch_offsets(group_id, topics)
+    result = ctx.services.groups.fetch_offsets(group_id, topics, require_stable)
     by_topic = {
         name: partitions
         for name, partitions in _by_topic(result).items()
@@ -89,11 +93,11 @@ async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> OffsetFetchRes
         groups = []
         for g in req.groups:
             topics: Topics = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
-            groups.append(_fetch_group(ctx, g.group_id, topics))
+            groups.append(_fetch_group(ctx, g.group_id, topics, req.require_stable))
         return OffsetFetchResponse(groups=groups)
 
     topics = None if req.topics is None else [(t.name, t.partition_indexes) for t in req.topics]
-    group = _fetch_group(ctx, req.group_id, topics)
+    group = _fetch_group(ctx, req.group_id, topics, version >= 7 and req.require_stable)
     if group.error_code != ErrorCode.NONE and version < 2:
         # v1 has no top-level error: every requested partition carries the group's error (as Kafka answers).
         return OffsetFetchResponse(

@@ -14,13 +14,21 @@ operating system; acks=-1 is refused before writing when the ISR is smaller than
 takes the partition offline.
 From v10 (KIP-951) a partition refused with NOT_LEADER_OR_FOLLOWER names its current leader and epoch, and the
 response lists that leader's endpoint, as Kafka does.
-Not implemented: transactions (a transactional batch gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, see docs).
+
+Transactions (docs/transactions.md): transactional batches need the request's transactional id (else the whole
+request gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers); control batches are the coordinator's
+(INVALID_RECORD from clients). KIP-890: before a batch may begin a transaction on a partition, the leader asks the
+transaction coordinator whether the partition is in the producer's transaction. Answers as Kafka's: a partition not
+in it gets TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11), a fenced producer INVALID_PRODUCER_EPOCH, and a
+coordinator that cannot tell now (moving, loading, completing the previous transaction) NOT_ENOUGH_REPLICAS, which
+every producer retries.
 """
 
 from __future__ import annotations
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext, handles
+from kbroker.log.producer_state import VerificationGuard
 from kbroker.replication.replica_manager import ProduceResult
 from kbroker.security.acl import AclOperation as Op
 from kbroker.security.acl import ResourceType as R
@@ -37,7 +45,6 @@ from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatch
 
 ZSTD = 4
 LEADER_HINTS_VERSION = 10
-TRANSACTIONS_UNSUPPORTED = "transactions are not supported by kbroker"
 
 
 def _check_batch(records: bytes | memoryview | None, version: int) -> KafkaError | None:
@@ -50,9 +57,35 @@ def _check_batch(records: bytes | memoryview | None, version: int) -> KafkaError
     batch = RecordBatch(records)
     if batch.compression == ZSTD and version < 7:
         return KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
-    if batch.is_transactional or batch.is_control:
-        return KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
     return None
+
+
+def _verification_error(code: ErrorCode, version: int) -> ErrorCode:
+    """What a producer hears when the transaction coordinator did not confirm its partition (Kafka's mapping: the
+    error codes old clients handle)."""
+    if code is ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code is ErrorCode.TRANSACTION_ABORTABLE and version < 11:
+        return ErrorCode.INVALID_TXN_STATE
+    if code in (
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+    ):
+        return ErrorCode.NOT_ENOUGH_REPLICAS
+    return code
+
+
+def _has_transactional_batch(req: ProduceRequest) -> bool:
+    return any(
+        data.records is not None
+        and len(data.records) >= RECORD_BATCH_OVERHEAD
+        and RecordBatch(data.records).is_transactional
+        for topic_data in req.topic_data
+        for data in topic_data.partition_data
+    )
 
 
 def _answer(response: PartitionProduceResponse, result: ProduceResult) -> None:
@@ -81,17 +114,23 @@ async def handle(
     responses: list[TopicProduceResponse] = []
     entries: list[tuple[TopicPartition, bytearray]] = []
     answered: list[PartitionProduceResponse] = []
+    # Kafka's order: the transactional id (for the whole request: WRITE on it for transactional records), WRITE on
+    # the topic, then unknown partitions, then the records, then acks.
+    no_transactional_id = _has_transactional_batch(req) and (
+        req.transactional_id is None or not ctx.authorize(Op.WRITE, R.TRANSACTIONAL_ID, req.transactional_id)
+    )
     for topic_data in req.topic_data:
         topic_response = TopicProduceResponse(name=topic_data.name)
         responses.append(topic_response)
         for data in topic_data.partition_data:
             response = PartitionProduceResponse(index=data.index, base_offset=-1)
             topic_response.partition_responses.append(response)
-            # Kafka's order: the transactional id, WRITE on the topic, then unknown partitions, then the records,
-            # then acks.
             error: KafkaError | None = None
-            if req.transactional_id is not None:
-                error = KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_UNSUPPORTED)
+            if no_transactional_id:
+                error = KafkaError(
+                    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    "transactional records need a transactional id",
+                )
             elif topic_data.name not in authorized:
                 error = KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif not image.has_partition(topic_data.name, data.index):
@@ -108,7 +147,12 @@ async def handle(
             answered.append(response)
 
     now = services.clock.now_ms()
-    results = services.replicas.append_records(entries, required_acks=req.acks, now_ms=now)
+    guards: dict[TopicPartition, VerificationGuard] = {}
+    if req.transactional_id is not None and entries:
+        entries, answered, guards = await _verify(ctx, req.transactional_id, entries, answered, now)
+    results = services.replicas.append_records(
+        entries, required_acks=req.acks, now_ms=now, verification_guards=guards
+    )
     for response, result in zip(answered, results, strict=True):
         _answer(response, result)
 
@@ -149,3 +193,42 @@ def _response(ctx: RequestContext, responses: list[TopicProduceResponse]) -> Pro
                         node_id=broker.node_id, host=address[0], port=address[1], rack=broker.rack
                     )
     return ProduceResponse(responses=responses, node_endpoints=[endpoints[n] for n in sorted(endpoints)])
+
+
+async def _verify(
+    ctx: RequestContext,
+    transactional_id: str,
+    entries: list[tuple[TopicPartition, bytearray]],
+    answered: list[PartitionProduceResponse],
+    now_ms: int,
+) -> tuple[
+    list[tuple[TopicPartition, bytearray]],
+    list[PartitionProduceResponse],
+    dict[TopicPartition, VerificationGuard],
+]:
+    """KIP-890: the partitions where a batch would begin the producer's transaction are checked with its
+    coordinator first; those it does not confirm are answered with the error and left out."""
+    # (A control batch is refused by the log: clients may not write one.)
+    batches = [(tp, RecordBatch(records)) for tp, records in entries]
+    transactional = [(tp, batch) for tp, batch in batches if batch.is_transactional and not batch.is_control]
+    if not transactional:
+        return entries, answered, {}
+    first = transactional[0][1]
+    producer_id, producer_epoch = first.producer_id, first.producer_epoch
+    replicas = ctx.services.replicas
+    guards = replicas.begin_transaction_verification(producer_id, [tp for tp, _ in transactional], now_ms)
+    if not guards:
+        return entries, answered, {}
+    errors = await ctx.services.transactions.verify_for_produce(
+        transactional_id, producer_id, producer_epoch, list(guards)
+    )
+    kept_entries, kept_answered = [], []
+    for entry, response in zip(entries, answered, strict=True):
+        error = errors.get(entry[0], ErrorCode.NONE)
+        if error is ErrorCode.NONE:
+            kept_entries.append(entry)
+            kept_answered.append(response)
+        else:
+            response.error_code = _verification_error(error, ctx.api_version)
+            response.error_message = f"the partition is not verified in the transaction: {error.name}"
+    return kept_entries, kept_answered, guards

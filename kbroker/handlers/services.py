@@ -7,7 +7,7 @@ tested in process against real services on a temporary data directory.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,7 +29,7 @@ from kbroker.coordinator.group import (
     SyncResult,
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
-from kbroker.log.producer_state import ProducerStateEntry
+from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
 from kbroker.metadata.api import MetadataView, ProducerIdManager, SecurityAdmin, TopicAdmin
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.partition import PartitionRead
@@ -37,6 +37,8 @@ from kbroker.replication.replica_manager import FetchParams, ProduceResult
 from kbroker.security.authorizer import AllowAll, Authorizer
 from kbroker.security.quotas import ClientQuotas
 from kbroker.security.sasl import SaslAuthenticator
+from kbroker.transaction.coordinator import TxnDescription, TxnListing
+from kbroker.transaction.markers import Marker
 from protocol.errors import ErrorCode
 
 
@@ -50,7 +52,13 @@ class Replicas(Protocol):
         required_acks: int,
         now_ms: int,
         internal_topics_allowed: bool = False,
+        from_client: bool = True,
+        verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
     ) -> list[ProduceResult]: ...
+
+    def begin_transaction_verification(
+        self, producer_id: int, partitions: Iterable[TopicPartition], now_ms: int
+    ) -> dict[TopicPartition, VerificationGuard]: ...
 
     async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None: ...
 
@@ -96,8 +104,20 @@ class Groups(Protocol):
     ) -> tuple[PartitionResult, ...]: ...
 
     def fetch_offsets(
-        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None, require_stable: bool = False
     ) -> OffsetFetchResult: ...
+
+    async def txn_commit_offsets(
+        self,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Sequence[OffsetCommitEntry],
+    ) -> tuple[PartitionResult, ...]: ...
 
     def describe_group(self, group_id: str) -> GroupDescription: ...
 
@@ -110,6 +130,56 @@ class Groups(Protocol):
     async def delete_offsets(
         self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]]
     ) -> OffsetDeleteResult: ...
+
+
+class Transactions(Protocol):
+    """The transaction coordinator and the markers this node writes (kbroker/transaction/service.py)."""
+
+    def find_coordinator(self, transactional_id: str) -> BrokerRegistration: ...
+
+    async def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, producer_id: int, producer_epoch: int
+    ) -> tuple[ErrorCode, int, int]: ...
+
+    async def add_partitions(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> ErrorCode: ...
+
+    async def add_offsets(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
+    ) -> ErrorCode: ...
+
+    def verify_partitions(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def verify_for_produce(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def end_txn(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+    ) -> ErrorCode: ...
+
+    async def write_markers(self, markers: Sequence[Marker]) -> list[dict[TopicPartition, ErrorCode]]: ...
+
+    def describe(self, transactional_id: str) -> TxnDescription: ...
+
+    def list_transactions(
+        self, states: Iterable[str], producer_ids: Iterable[int], duration_ms: int
+    ) -> tuple[ErrorCode, list[TxnListing], list[str]]: ...
 
 
 class CoordinatorLocator(Protocol):
@@ -129,6 +199,7 @@ class BrokerServices:
     groups: Groups
     coordinators: CoordinatorLocator
     security_admin: SecurityAdmin
+    transactions: Transactions
     sasl: SaslAuthenticator | None = None
     """None when no listener uses SASL."""
     authorizer: Authorizer = field(default_factory=AllowAll)

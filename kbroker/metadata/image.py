@@ -21,7 +21,8 @@ from kbroker.security.image import EMPTY_SECURITY, SecurityImage
 NO_LEADER = -1
 UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
 OFFSETS_TOPIC = "__consumer_offsets"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,35 @@ async def plaintext_connector(host: str, port: int, client_id: str) -> BrokerCli
     return await BrokerClient.connect(host, port, client_id=client_id)
 
 
+class BrokerClientPool:
+    """Connections to other brokers for requests that may run concurrently (a coordinator's markers, a leader's
+    transaction verifications): each request takes an idle connection to its broker or opens one, and gives it back
+    afterwards; a failed one is closed."""
+
+    def __init__(self, client_id: str = "kbroker", connect: Connector = plaintext_connector) -> None:
+        self._client_id = client_id
+        self._connect = connect
+        self._idle: dict[tuple[str, int], list[BrokerClient]] = {}
+
+    async def request(self, host: str, port: int, msg: object, version: int, *, timeout_s: float) -> Any:
+        """BrokerClientError on any failure."""
+        idle = self._idle.setdefault((host, port), [])
+        client = idle.pop() if idle else await self._connect(host, port, self._client_id)
+        try:
+            response = await client.request(msg, version, timeout_s=timeout_s)
+        except BaseException:
+            await client.aclose()
+            raise
+        idle.append(client)
+        return response
+
+    async def aclose(self) -> None:
+        for clients in self._idle.values():
+            for client in clients:
+                await client.aclose()
+        self._idle.clear()
+
+
 class SyncBrokerClient:
     """The same over a blocking socket: `with SyncBrokerClient("127.0.0.1", 9092) as client: client.request(...)`."""
 
