@@ -32,17 +32,21 @@ class HarnessFailed(AssertionError):
 
 
 class JavaHarness:
-    """A compiled Harness: `run` executes one subcommand and returns its JSON lines."""
+    """A compiled Harness: `run` executes one subcommand and returns its JSON lines. Another program of
+    compat/java (TxnHarness.java) compiles and runs the same way, with `source`."""
 
-    def __init__(self, java: str, classpath: Sequence[Path], build_dir: Path) -> None:
+    def __init__(self, java: str, classpath: Sequence[Path], build_dir: Path, main: str = "Harness") -> None:
         self.java = java
         self.classpath = ":".join(str(p) for p in [build_dir, *classpath])
+        self.main = main
 
     @classmethod
-    def compile(cls, javac: str, java: str, classpath: Sequence[Path], build_dir: Path) -> JavaHarness:
-        """Compile Harness.java into build_dir unless the class file is newer than the source."""
-        compiled = build_dir / "Harness.class"
-        if not compiled.exists() or compiled.stat().st_mtime < HARNESS_SOURCE.stat().st_mtime:
+    def compile(
+        cls, javac: str, java: str, classpath: Sequence[Path], build_dir: Path, source: Path = HARNESS_SOURCE
+    ) -> JavaHarness:
+        """Compile `source` into build_dir unless its class file is newer than the source."""
+        compiled = build_dir / f"{source.stem}.class"
+        if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
             build_dir.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 [
@@ -53,13 +57,20 @@ class JavaHarness:
                     str(build_dir),
                     "-cp",
                     ":".join(map(str, classpath)),
-                    str(HARNESS_SOURCE),
+                    str(source),
                 ],
                 check=True,
                 capture_output=True,
                 text=True,
             )
-        return cls(java, classpath, build_dir)
+        return cls(java, classpath, build_dir, source.stem)
+
+    def command(self, bootstrap: str, *args: str, config: Mapping[str, str] | None = None) -> list[str]:
+        """The command line of one subcommand (for a caller that runs it itself, e.g. to kill it)."""
+        options = ["--bootstrap", bootstrap]
+        for key, value in (config or {}).items():
+            options += ["--config", f"{key}={value}"]
+        return [self.java, *JVM_OPTIONS, "-cp", self.classpath, self.main, *options, *args]
 
     def run(
         self,
@@ -70,10 +81,7 @@ class JavaHarness:
         timeout: float = CONSUME_TIMEOUT_S + 60,
         check: bool = True,
     ) -> list[dict[str, Any]]:  # JSON: whatever the subcommand prints
-        options = ["--bootstrap", bootstrap]
-        for key, value in (config or {}).items():
-            options += ["--config", f"{key}={value}"]
-        command = [self.java, *JVM_OPTIONS, "-cp", self.classpath, "Harness", *options, *args]
+        command = self.command(bootstrap, *args, config=config)
         result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
         if check and result.returncode != 0:
             raise HarnessFailed(args, result.returncode, result.stdout, result.stderr)

@@ -1,0 +1,339 @@
+"""Transactions and exactly-once with stock clients, the same scenarios and assertions against every target (kbroker
+and Apache Kafka 3.9.2 / 4.3.1): docs/transactions.md.
+
+- The Java producer commits and aborts transactions over six partitions: read_committed consumers see exactly the
+  committed records, read_uncommitted ones every record, aborted included (compat/java/TxnHarness.java).
+- Java's consume-transform-produce recipe (a read_committed consumer, sendOffsetsToTransaction with the consumer's
+  group metadata, KIP-447), killed with SIGKILL at random points and started again: the output holds every input
+  record exactly once, and the group's offsets are the input's end.
+- A zombie: two Java producers with one transactional id; the older is fenced, its records never visible.
+- confluent-kafka's transactional API (init, begin, send_offsets_to_transaction, commit, abort with a rewind), and a
+  zombie of its own.
+- franz-go's GroupTransactSession copying a topic exactly once.
+
+The transactional ids are unique per run (a long-lived Kafka target keeps them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from compat.clients.java import JavaHarness
+from compat.target import Target
+
+pytestmark = pytest.mark.timeout(300)
+
+BUILD_DIR = Path(__file__).resolve().parent / "java" / "build"
+TXN_SOURCE = Path(__file__).resolve().parent / "java" / "TxnHarness.java"
+READ_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="session")
+def txn_java(java_tools: tuple[str, str], kafka_clients_classpath: list[Path]) -> JavaHarness:
+    javac, java = java_tools
+    return JavaHarness.compile(javac, java, kafka_clients_classpath, BUILD_DIR, source=TXN_SOURCE)
+
+
+# ---- helpers -------------------------------------------------------------------------------------------------------
+
+
+def produce_plain(bootstrap: str, topic: str, partitions: int, count: int) -> list[bytes]:
+    """`count` records "in-<i>" round-robin over the partitions, acknowledged."""
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    values = [b"in-%d" % i for i in range(count)]
+    for i, value in enumerate(values):
+        producer.produce(topic, value=value, key=b"k%d" % i, partition=i % partitions)
+    assert producer.flush(60) == 0
+    return values
+
+
+def read_all(bootstrap: str, topic: str, partitions: int, isolation: str) -> list[tuple[int, int, bytes]]:
+    """(partition, offset, value) of every record a consumer at `isolation` reads from the start to the end."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"compat-reader-{time.monotonic_ns()}",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        at_end: set[int] = set()
+        out: list[tuple[int, int, bytes]] = []
+        deadline = time.monotonic() + READ_TIMEOUT_S
+        while len(at_end) < partitions and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            error = message.error()
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    at_end.add(partition)
+                    continue
+                raise KafkaException(error)
+            assert offset is not None
+            at_end.discard(partition)
+            out.append((partition, offset, message.value() or b""))
+        assert len(at_end) == partitions, f"did not reach the end of {topic} within {READ_TIMEOUT_S} s"
+        return out
+    finally:
+        consumer.close()
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "isolation.level": "read_committed"}
+    )
+    try:
+        found = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=30)
+        return {tp.partition: tp.offset for tp in found}
+    finally:
+        consumer.close()
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "compat-offsets"})
+    try:
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+            for p in range(partitions)
+        }
+    finally:
+        consumer.close()
+
+
+def assert_exactly_once(copies: list[tuple[int, int, bytes]], inputs: list[bytes]) -> None:
+    counts = Counter(value for _, _, value in copies)
+    expected = Counter(b"copy:" + value for value in inputs)
+    duplicated = sorted(v for v, n in counts.items() if n > 1)
+    missing = sorted(expected - counts)
+    extra = sorted(counts - expected)
+    assert (duplicated, missing, extra) == ([], [], []), "the copy is not exactly once"
+
+
+# ---- the Java client -----------------------------------------------------------------------------------------------
+
+
+def test_java_commit_and_abort(target: Target, txn_java: JavaHarness) -> None:
+    topic = target.topic("txn-java")
+    target.create_topic(topic, 6)
+    lines = txn_java.run(target.bootstrap, "produce-read", topic, f"tx-{topic}", "6", "40")
+    decided = {line["txn"]: line["committed"] for line in lines if "txn" in line}
+    assert decided == {t: t % 2 == 0 for t in range(6)}
+    reads = {line["isolation"]: line["records"] for line in lines if "isolation" in line}
+    everything = {f"t{t}-{j}" for t in range(6) for j in range(40)}
+    committed = {f"t{t}-{j}" for t in range(0, 6, 2) for j in range(40)}
+    read_committed = [value for _, _, value in reads["read_committed"]]
+    assert sorted(read_committed) == sorted(committed), "read_committed sees the committed records, once each"
+    assert sorted(value for _, _, value in reads["read_uncommitted"]) == sorted(everything)
+    # In order within each partition, with the gaps the markers and aborted records leave.
+    by_partition: dict[int, list[str]] = {}
+    for partition, _, value in reads["read_committed"]:
+        by_partition.setdefault(partition, []).append(value)
+    for partition, values in by_partition.items():
+        assert values == [f"t{t}-{j}" for t in range(0, 6, 2) for j in range(40) if j % 6 == partition]
+
+
+def test_java_zombie_is_fenced(target: Target, txn_java: JavaHarness) -> None:
+    topic = target.topic("txn-zombie")
+    target.create_topic(topic, 1)
+    lines = txn_java.run(target.bootstrap, "zombie", topic, f"tx-{topic}")
+    assert {"fresh": "committed"} in lines
+    [zombie] = [line["zombie"] for line in lines if "zombie" in line]
+    assert zombie in ("ProducerFencedException", "InvalidProducerEpochException"), zombie
+    [read] = [line["records"] for line in lines if "records" in line]
+    assert [value for _, _, value in read] == ["fresh"]
+
+
+class Copier:
+    """A running `TxnHarness copy`, its progress lines counted, killed with SIGKILL on request."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.commits = 0
+        self.done: int | None = None
+        self.stderr = ""
+        self._changed = threading.Condition()
+        self._threads = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for text in self.process.stdout:
+            line: dict[str, Any] = json.loads(text)
+            with self._changed:
+                if "committed" in line:
+                    self.commits += 1
+                if "done" in line:
+                    self.done = line["done"]
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr = self.process.stderr.read()
+
+    def wait_commits(self, count: int, timeout: float = 120.0) -> None:
+        with self._changed:
+            ok = self._changed.wait_for(
+                lambda: self.commits >= count or self.process.poll() is not None, timeout=timeout
+            )
+        assert ok, f"no progress: {self.commits} commits\n{self.stderr[-4000:]}"
+        assert self.commits >= count, f"exited after {self.commits} commits\n{self.stderr[-4000:]}"
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def finish(self, timeout: float = 180.0) -> int:
+        code = self.process.wait(timeout=timeout)
+        for thread in self._threads:
+            thread.join(timeout=10)
+        assert code == 0, f"copy exited {code}\n{self.stderr[-6000:]}"
+        assert self.done is not None
+        return self.done
+
+
+def test_java_consume_transform_produce_exactly_once_across_kill_9(
+    target: Target, txn_java: JavaHarness
+) -> None:
+    partitions, count = 3, 3_000
+    source, sink = target.topic("eos-in"), target.topic("eos-out")
+    target.create_topic(source, partitions)
+    target.create_topic(sink, partitions)
+    inputs = produce_plain(target.bootstrap, source, partitions, count)
+    group, transactional_id = f"eos-{source}", f"eos-tx-{source}"
+    config = {
+        "max.poll.records": "50",
+        # A killed static member stays in the group until its session expires; its successor takes its place at
+        # once (same group.instance.id), so a short session only matters if it does not come back.
+        "session.timeout.ms": "10000",
+    }
+    command = txn_java.command(target.bootstrap, "copy", source, sink, group, transactional_id, config=config)
+    rng = random.Random()
+    seed = rng.randrange(1 << 30)
+    rng.seed(seed)
+    kills = []
+    for _ in range(3):
+        copier = Copier(command)
+        # Killed after a random number of commits: mid-transaction, between transactions, whatever the moment is.
+        at = rng.randint(1, 6)
+        copier.wait_commits(at)
+        time.sleep(rng.uniform(0, 0.3))
+        copier.kill()
+        kills.append(copier.commits)
+    done = Copier(command).finish()
+    assert done > 0, f"the last run copied nothing (seed {seed}, kills after {kills} commits)"
+    copies = read_all(target.bootstrap, sink, partitions, "read_committed")
+    assert_exactly_once(copies, inputs)
+    assert committed_offsets(target.bootstrap, group, source, partitions) == end_offsets(
+        target.bootstrap, source, partitions
+    )
+
+
+# ---- confluent-kafka (librdkafka) ----------------------------------------------------------------------------------
+
+
+def test_confluent_transactions_with_offsets_and_an_abort(target: Target) -> None:
+    partitions, count = 3, 600
+    source, sink = target.topic("ck-in"), target.topic("ck-out")
+    target.create_topic(source, partitions)
+    target.create_topic(sink, partitions)
+    inputs = produce_plain(target.bootstrap, source, partitions, count)
+    group = f"ck-{source}"
+    consumer = Consumer(
+        {
+            "bootstrap.servers": target.bootstrap,
+            "group.id": group,
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    producer = Producer({"bootstrap.servers": target.bootstrap, "transactional.id": f"ck-tx-{source}"})
+    producer.init_transactions(60)
+    consumer.subscribe([source])
+    copied = aborted = 0
+    deadline = time.monotonic() + 120
+    try:
+        while copied < count and time.monotonic() < deadline:
+            messages = [m for m in consumer.consume(100, timeout=1.0) if m.error() is None]
+            if not messages:
+                continue
+            producer.begin_transaction()
+            for m in messages:
+                partition = m.partition()
+                assert partition is not None
+                producer.produce(sink, value=b"copy:" + (m.value() or b""), key=m.key(), partition=partition)
+            if aborted == 0 and copied > count // 3:
+                # Abort one transaction (its copies reach the log first) and go back to the committed offsets.
+                producer.flush(30)
+                producer.abort_transaction(60)
+                aborted = len(messages)
+                committed = consumer.committed(consumer.assignment(), timeout=30)
+                for tp in committed:
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, max(tp.offset, 0)))
+                continue
+            producer.send_offsets_to_transaction(
+                consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 60
+            )
+            producer.commit_transaction(60)
+            copied += len(messages)
+    finally:
+        consumer.close()
+    assert aborted > 0
+    assert copied == count
+    assert_exactly_once(read_all(target.bootstrap, sink, partitions, "read_committed"), inputs)
+    uncommitted = read_all(target.bootstrap, sink, partitions, "read_uncommitted")
+    assert len(uncommitted) == count + aborted, (
+        "the aborted copies are in the log, invisible to read_committed"
+    )
+    assert committed_offsets(target.bootstrap, group, source, partitions) == end_offsets(
+        target.bootstrap, source, partitions
+    )
+
+
+def test_confluent_zombie_is_fenced(target: Target) -> None:
+    topic = target.topic("ck-zombie")
+    target.create_topic(topic, 1)
+    transactional_id = f"ck-zombie-{topic}"
+    zombie = Producer({"bootstrap.servers": target.bootstrap, "transactional.id": transactional_id})
+    zombie.init_transactions(60)
+    zombie.begin_transaction()
+    zombie.produce(topic, value=b"zombie", partition=0)
+    zombie.flush(30)
+    fresh = Producer({"bootstrap.servers": target.bootstrap, "transactional.id": transactional_id})
+    fresh.init_transactions(60)  # fences the zombie (its transaction is aborted first)
+    with pytest.raises(KafkaException) as failure:
+        zombie.commit_transaction(30)
+    error = failure.value.args[0]
+    assert error.fatal() or error.txn_requires_abort(), error
+    fresh.begin_transaction()
+    fresh.produce(topic, value=b"fresh", partition=0)
+    fresh.commit_transaction(60)
+    assert [value for _, _, value in read_all(target.bootstrap, topic, 1, "read_committed")] == [b"fresh"]
+    assert sorted(value for _, _, value in read_all(target.bootstrap, topic, 1, "read_uncommitted")) == [
+        b"fresh",
+        b"zombie",
+    ]
