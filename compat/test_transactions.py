@@ -9,7 +9,10 @@ and Apache Kafka 3.9.2 / 4.3.1): docs/transactions.md.
 - A zombie: two Java producers with one transactional id; the older is fenced, its records never visible.
 - confluent-kafka's transactional API (init, begin, send_offsets_to_transaction, commit, abort with a rewind), and a
   zombie of its own.
-- franz-go's GroupTransactSession copying a topic exactly once.
+- franz-go's GroupTransactSession copying a topic exactly once (compat/go/franz's txn-copy).
+- A Kafka Streams word count (kafka-streams 3.9.2 from Maven Central, compat/streams/) with
+  processing.guarantee=exactly_once_v2, killed with SIGKILL twice while its input arrives and started again: every
+  word's count comes out exact, and no count ever went past it.
 
 The transactional ids are unique per run (a long-lived Kafka target keeps them).
 """
@@ -19,24 +22,30 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from compat.clients.java import JavaHarness
+from compat.clients.franz import FranzProgram
+from compat.clients.java import JVM_OPTIONS, JavaHarness
+from compat.streams.install import InstallFailed, install, is_installed
 from compat.target import Target
+from tests.conftest import missing_tool
 
 pytestmark = pytest.mark.timeout(300)
 
 BUILD_DIR = Path(__file__).resolve().parent / "java" / "build"
 TXN_SOURCE = Path(__file__).resolve().parent / "java" / "TxnHarness.java"
+STREAMS_SOURCE = Path(__file__).resolve().parent / "java" / "StreamsWordCount.java"
+STREAMS_BUILD_DIR = Path(__file__).resolve().parent / "java" / "build-streams"
 READ_TIMEOUT_S = 60.0
 
 
@@ -59,8 +68,39 @@ def produce_plain(bootstrap: str, topic: str, partitions: int, count: int) -> li
     return values
 
 
-def read_all(bootstrap: str, topic: str, partitions: int, isolation: str) -> list[tuple[int, int, bytes]]:
-    """(partition, offset, value) of every record a consumer at `isolation` reads from the start to the end."""
+def wait_stable(bootstrap: str, topic: str, partitions: int) -> None:
+    """Until no transaction is open on the topic: every partition's last stable offset is its high watermark (a
+    coordinator writes the markers after EndTxn is answered, so a transaction just committed may not be readable
+    yet at read_committed)."""
+
+    def ends(isolation: str) -> list[int]:
+        consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": "compat-ends", "isolation.level": isolation}
+        )
+        try:
+            return [
+                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)[1]
+                for p in range(partitions)
+            ]
+        finally:
+            consumer.close()
+
+    deadline = time.monotonic() + READ_TIMEOUT_S
+    while ends("read_committed") != ends("read_uncommitted"):
+        assert time.monotonic() < deadline, f"transactions on {topic} still open after {READ_TIMEOUT_S} s"
+        time.sleep(0.2)
+
+
+class Read(NamedTuple):
+    partition: int
+    offset: int
+    value: bytes
+    key: bytes | None = None
+
+
+def read_all(bootstrap: str, topic: str, partitions: int, isolation: str) -> list[Read]:
+    """Every record a consumer at `isolation` reads from the start to the end, once no transaction is open."""
+    wait_stable(bootstrap, topic, partitions)
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -73,7 +113,7 @@ def read_all(bootstrap: str, topic: str, partitions: int, isolation: str) -> lis
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         at_end: set[int] = set()
-        out: list[tuple[int, int, bytes]] = []
+        out: list[Read] = []
         deadline = time.monotonic() + READ_TIMEOUT_S
         while len(at_end) < partitions and time.monotonic() < deadline:
             message = consumer.poll(0.5)
@@ -89,7 +129,7 @@ def read_all(bootstrap: str, topic: str, partitions: int, isolation: str) -> lis
                 raise KafkaException(error)
             assert offset is not None
             at_end.discard(partition)
-            out.append((partition, offset, message.value() or b""))
+            out.append(Read(partition, offset, message.value() or b"", message.key()))
         assert len(at_end) == partitions, f"did not reach the end of {topic} within {READ_TIMEOUT_S} s"
         return out
     finally:
@@ -118,8 +158,8 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
         consumer.close()
 
 
-def assert_exactly_once(copies: list[tuple[int, int, bytes]], inputs: list[bytes]) -> None:
-    counts = Counter(value for _, _, value in copies)
+def assert_exactly_once(copies: list[Read], inputs: list[bytes]) -> None:
+    counts = Counter(read.value for read in copies)
     expected = Counter(b"copy:" + value for value in inputs)
     duplicated = sorted(v for v, n in counts.items() if n > 1)
     missing = sorted(expected - counts)
@@ -332,8 +372,165 @@ def test_confluent_zombie_is_fenced(target: Target) -> None:
     fresh.begin_transaction()
     fresh.produce(topic, value=b"fresh", partition=0)
     fresh.commit_transaction(60)
-    assert [value for _, _, value in read_all(target.bootstrap, topic, 1, "read_committed")] == [b"fresh"]
-    assert sorted(value for _, _, value in read_all(target.bootstrap, topic, 1, "read_uncommitted")) == [
+    assert [r.value for r in read_all(target.bootstrap, topic, 1, "read_committed")] == [b"fresh"]
+    assert sorted(r.value for r in read_all(target.bootstrap, topic, 1, "read_uncommitted")) == [
         b"fresh",
         b"zombie",
     ]
+
+
+# ---- franz-go ------------------------------------------------------------------------------------------------------
+
+
+def test_franz_group_transact_session_copies_exactly_once(
+    target: Target, franz_program: FranzProgram
+) -> None:
+    partitions, count = 3, 1_000
+    source, sink = target.topic("franz-in"), target.topic("franz-out")
+    target.create_topic(source, partitions)
+    target.create_topic(sink, partitions)
+    inputs = produce_plain(target.bootstrap, source, partitions, count)
+    group = f"franz-{source}"
+    lines = franz_program.run(
+        target.bootstrap, "txn-copy", source, sink, group, f"franz-tx-{source}", str(count)
+    )
+    assert lines[-1]["done"] == count
+    assert_exactly_once(read_all(target.bootstrap, sink, partitions, "read_committed"), inputs)
+    assert committed_offsets(target.bootstrap, group, source, partitions) == end_offsets(
+        target.bootstrap, source, partitions
+    )
+
+
+# ---- Kafka Streams -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def streams_word_count(java_tools: tuple[str, str]) -> list[str]:
+    """The command that runs compat/java/StreamsWordCount.java (compiled against Kafka Streams), arguments to add."""
+    javac, java = java_tools
+    if not is_installed() and shutil.which("mvn") is None:
+        missing_tool("mvn is not installed (apt package maven), needed to resolve Kafka Streams")
+    try:
+        libs = install()
+    except InstallFailed as error:
+        pytest.fail(str(error))
+    classpath = sorted(libs.glob("*.jar"))
+    program = JavaHarness.compile(javac, java, classpath, STREAMS_BUILD_DIR, source=STREAMS_SOURCE)
+    return [java, *JVM_OPTIONS, "-cp", program.classpath, program.main]
+
+
+WORDS = [f"word{i}" for i in range(25)]
+
+
+def test_kafka_streams_exactly_once_v2_word_count_across_kill_9(
+    target: Target, streams_word_count: list[str], tmp_path: Path
+) -> None:
+    source, sink = target.topic("wc-in"), target.topic("wc-out")
+    target.create_topic(source, 3)
+    target.create_topic(sink, 3)
+    rng = random.Random()
+    lines = [" ".join(rng.choice(WORDS) for _ in range(5)) for _ in range(900)]
+    expected = Counter(word for line in lines for word in line.split())
+    command = [
+        *streams_word_count,
+        target.bootstrap,
+        f"wc-{source}",
+        source,
+        sink,
+        str(tmp_path / "state"),
+        str(target.replication_factor),
+    ]
+
+    def feed() -> None:
+        # The input arrives while the application runs and is killed: 18 chunks, 0.4 s apart.
+        producer = Producer({"bootstrap.servers": target.bootstrap, "enable.idempotence": True})
+        for start in range(0, len(lines), 50):
+            for line in lines[start : start + 50]:
+                producer.produce(source, value=line.encode())
+            producer.flush(30)
+            time.sleep(0.4)
+        assert producer.flush(30) == 0
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    for _ in range(2):
+        app = StreamsApp(command)
+        app.wait_running()
+        time.sleep(rng.uniform(0.5, 2.5))
+        app.kill()
+    app = StreamsApp(command)
+    try:
+        app.wait_running()
+        feeder.join(timeout=60)
+        deadline = time.monotonic() + 120
+        while True:
+            counts = latest_counts(target.bootstrap, sink)
+            if counts == expected or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+    finally:
+        app.stop()
+    reads = read_all(target.bootstrap, sink, 3, "read_committed")
+    seen: dict[str, int] = {}
+    for read in reads:
+        assert read.key is not None
+        word, count = read.key.decode(), int.from_bytes(read.value, "big", signed=True)
+        assert count <= expected[word], f"{word} counted {count} times, more than its {expected[word]}"
+        seen[word] = count
+    assert seen == dict(expected)
+
+
+def latest_counts(bootstrap: str, topic: str) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for read in read_all(bootstrap, topic, 3, "read_committed"):
+        assert read.key is not None
+        counts[read.key.decode()] = int.from_bytes(read.value, "big", signed=True)
+    return counts
+
+
+class StreamsApp:
+    """A running StreamsWordCount: its state changes followed; killed with SIGKILL, or stopped cleanly."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.states: list[str] = []
+        self.stderr = ""
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for text in self.process.stdout:
+            line = json.loads(text)
+            with self._changed:
+                if "state" in line:
+                    self.states.append(line["state"])
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr = self.process.stderr.read()
+
+    def wait_running(self, timeout: float = 120.0) -> None:
+        with self._changed:
+            self._changed.wait_for(
+                lambda: "RUNNING" in self.states or self.process.poll() is not None, timeout=timeout
+            )
+            assert "RUNNING" in self.states, f"states {self.states}\n{self.stderr[-6000:]}"
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.kill()

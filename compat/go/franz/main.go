@@ -32,6 +32,9 @@
 //	                                        (partition, offset, value), {"committed": N} after each synchronous
 //	                                        commit, {"error": ...} for lost partitions or fetch errors, and
 //	                                        {"closed": true} once it has left the group after stdin closed
+//	txn-copy IN OUT GROUP TXN_ID COUNT      kgo GroupTransactSession (read_committed, stable offsets): per poll,
+//	                                        one transaction copies the records to OUT as "copy:<value>" and
+//	                                        commits the group's offsets, until COUNT records are copied
 //
 // --config sets kgo options by these names (anything else is a usage error): client.id,
 // producer.batch.max.bytes, producer.linger.ms, producer.compression (a codec of produce), unknown.topic.retries,
@@ -188,6 +191,9 @@ func main() {
 	case "group-member":
 		need(2)
 		groupMember(brokers, rest[0], rest[1])
+	case "txn-copy":
+		need(5)
+		txnCopy(brokers, rest[0], rest[1], rest[2], rest[3], atoi(rest[4]))
 	default:
 		usage("unknown subcommand " + command)
 	}
@@ -1074,4 +1080,62 @@ func groupMember(brokers []string, topic, group string) {
 	}
 	cl.CloseAllowingRebalance()
 	stdout.line(object{"closed": true})
+}
+
+// ---- transactions --------------------------------------------------------------------------------------------
+
+func txnCopy(brokers []string, in, outTopic, group, transactionalID string, count int) {
+	sess, err := kgo.NewGroupTransactSession(options(brokers,
+		kgo.TransactionalID(transactionalID),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(in),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.RequireStableFetchOffsets(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.HeartbeatInterval(500*time.Millisecond),
+		kgo.SessionTimeout(10*time.Second),
+	)...)
+	if err != nil {
+		fail("kgo.NewGroupTransactSession: %v", err)
+	}
+	defer sess.Close()
+	copied, transactions := 0, 0
+	deadline := time.Now().Add(2 * time.Minute)
+	for copied < count && time.Now().Before(deadline) {
+		pollCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fetches := sess.PollFetches(pollCtx)
+		cancel()
+		fetches.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				fail("fetch %s-%d: %v", t, p, err)
+			}
+		})
+		records := fetches.Records()
+		if len(records) == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			fail("Begin: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		for _, r := range records {
+			value := append([]byte("copy:"), r.Value...)
+			sess.Produce(ctx, &kgo.Record{Topic: outTopic, Key: r.Key, Value: value}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					stdout.line(object{"produce_error": err.Error()})
+				}
+			})
+		}
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		cancel()
+		if err != nil {
+			fail("End: %v", err)
+		}
+		transactions++
+		if committed {
+			copied += len(records)
+		}
+		stdout.line(object{"committed": committed, "copied": copied})
+	}
+	stdout.line(object{"done": copied, "transactions": transactions})
 }
