@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from kbroker.testing import history
 from kbroker.testing.history import (
     DUPLICATE,
     GAP,
@@ -270,3 +273,50 @@ def test_command_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 2
     assert "bad.jsonl:1: not an acknowledgement" in result.stderr
+
+
+# ---- transactions ----------------------------------------------------------------------------------------------
+
+
+def txn(txn_id: str, outcome: str, *values: str) -> history.Transaction:
+    return history.Transaction(txn_id, tuple(v.encode() for v in values), outcome)
+
+
+def reads(source: str, *values: str, partition: int = 0) -> list[history.LogRecord]:
+    return [history.LogRecord("t", partition, offset, v.encode(), source) for offset, v in enumerate(values)]
+
+
+TRANSACTIONS = [
+    txn("t1", history.COMMITTED, "a1", "a2"),
+    txn("t2", history.ABORTED, "b1", "b2"),
+    txn("t3", history.UNKNOWN, "c1", "c2"),
+    txn("t4", history.UNKNOWN, "d1", "d2"),
+]
+
+
+def test_transactions_valid() -> None:
+    verdict = history.check_transactions(
+        TRANSACTIONS,
+        reads("final", "a1", "a2", "c1", "c2") + reads("live", "a1", "c1"),
+        live_sources=["live"],
+    )
+    assert verdict.valid, verdict.report()
+    assert (verdict.unknown_committed, verdict.unknown_aborted) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("final", "live", "kind"),
+    [
+        (["a1", "a2", "b1", "b2"], [], history.ABORTED_READ),
+        (["a1", "a2"], ["d1"], history.DIRTY_READ),
+        (["a1"], [], history.LOST_COMMIT),
+        (["a1", "a2", "c1"], [], history.PARTIAL),
+        (["a1", "a2", "a1"], [], history.DUPLICATE),
+        (["a1", "a2", "zz"], [], history.PHANTOM),
+    ],
+)
+def test_transaction_anomalies(final: list[str], live: list[str], kind: str) -> None:
+    verdict = history.check_transactions(
+        TRANSACTIONS, reads("final", *final) + reads("live", *live), live_sources=["live"]
+    )
+    assert {a.kind for a in verdict.anomalies} == {kind}, verdict.report()

@@ -27,6 +27,12 @@ timeout, may or may not have happened); they are counted, not flagged.
 Offsets are expected dense: right for plain (non-transactional) producers on an uncompacted topic. Transaction
 markers and compaction leave gaps, so do not use the gap check on such topics.
 
+Transactions have their own check, `check_transactions`: the transactions the producers wrote (their values and
+how each ended as far as its producer knows: committed, aborted, or unknown) against what read_committed consumers
+read, during the faults and after. It finds aborted reads, dirty reads (read while the faults happened, gone from the
+settled log: read beyond the last stable offset), lost committed writes, transactions visible in part, duplicates,
+and values nobody wrote.
+
 Command line (exit status 0 when the history is valid, 1 when anomalies were found, 2 on bad input)::
 
     python -m kbroker.testing.history ACKS.jsonl LOG.jsonl [LOG.jsonl ...] [--start-offset 0] [--json]
@@ -385,6 +391,139 @@ def _acknowledged_anomalies(
 
 def _by(ack: Ack) -> str:
     return f" to {ack.producer}" if ack.producer else ""
+
+
+# ---- transactions -----------------------------------------------------------------------------------------------
+
+COMMITTED = "committed"
+ABORTED = "aborted"
+UNKNOWN = "unknown"
+OUTCOMES = (COMMITTED, ABORTED, UNKNOWN)
+
+ABORTED_READ = "aborted-read"
+DIRTY_READ = "dirty-read"
+LOST_COMMIT = "lost-committed-write"
+PARTIAL = "partial-transaction"
+PHANTOM = "phantom-read"
+TXN_KINDS = (ABORTED_READ, DIRTY_READ, LOST_COMMIT, PARTIAL, DUPLICATE, PHANTOM)
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """A transaction as its producer knows it: the values it wrote (unique across the whole history) and how it
+    ended: `committed` (the commit was acknowledged), `aborted` (the abort was acknowledged, or the producer never
+    asked to commit and was then fenced or killed), `unknown` (the commit's answer was lost: it failed, timed out, or
+    the producer or its coordinator died while it was being committed)."""
+
+    id: str
+    values: tuple[bytes, ...]
+    outcome: str
+
+
+@dataclass(slots=True)
+class TransactionVerdict:
+    transactions: dict[str, int]
+    """How many transactions had each outcome."""
+    read: int
+    anomalies: list[Anomaly] = field(default_factory=list)
+    unknown_committed: int = 0
+    unknown_aborted: int = 0
+
+    @property
+    def valid(self) -> bool:
+        return not self.anomalies
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(TXN_KINDS, 0)
+        for anomaly in self.anomalies:
+            counts[anomaly.kind] = counts.get(anomaly.kind, 0) + 1
+        return counts
+
+    def report(self, examples: int = 10) -> str:
+        lines = [
+            f"{'VALID' if self.valid else 'INVALID'}: transactions {self.transactions}, {self.read} records read; "
+            f"of the unknown outcomes {self.unknown_committed} turned out committed, {self.unknown_aborted} aborted",
+        ]
+        lines += [f"  {kind:<22} {count}" for kind, count in self.counts().items()]
+        shown: dict[str, int] = {}
+        for anomaly in self.anomalies:
+            shown[anomaly.kind] = shown.get(anomaly.kind, 0) + 1
+            if shown[anomaly.kind] <= examples:
+                lines.append("  " + anomaly.describe())
+        return "\n".join(lines)
+
+
+def check_transactions(
+    transactions: Iterable[Transaction], reads: Iterable[LogRecord], *, live_sources: Iterable[str] = ()
+) -> TransactionVerdict:
+    """Judge what read_committed consumers read against the transactions written.
+
+    Every source is what read_committed consumers returned; the sources in `live_sources` were reading while the
+    faults happened (partial reads), the others are complete reads of their partitions once everything settled.
+    Anomalies: `aborted-read` (a value of an aborted transaction was read), `dirty-read` (a live source read a value
+    the settled log does not hold: its transaction was visible before it was decided, i.e. beyond the last stable
+    offset, then aborted), `lost-committed-write` (a committed value missing from a complete source),
+    `partial-transaction` (a complete source holds some of a transaction's values but not all: not atomic),
+    `duplicate` (a value at two positions of one source), `phantom-read` (a value no transaction wrote).
+    """
+    transactions = list(transactions)
+    reads = list(reads)
+    live = set(live_sources)
+    owner: dict[bytes, Transaction] = {value: txn for txn in transactions for value in txn.values}
+    by_source: dict[str, list[LogRecord]] = defaultdict(list)
+    for record in reads:
+        by_source[record.source].append(record)
+    complete = {name for name in by_source if name not in live}
+    settled: dict[bytes, LogRecord] = {}
+    for name in complete:
+        for record in by_source[name]:
+            settled.setdefault(record.value, record)
+    anomalies: list[Anomaly] = []
+    for name, records in sorted(by_source.items()):
+        positions: dict[bytes, list[LogRecord]] = defaultdict(list)
+        for record in records:
+            positions[record.value].append(record)
+        for value, where in positions.items():
+            first = where[0]
+            txn = owner.get(value)
+            if len(where) > 1:
+                others = ", ".join(f"{r.topic}-{r.partition}@{r.offset}" for r in where)
+                anomalies.append(Anomaly(DUPLICATE, first.topic, first.partition, first.offset, value,
+                                         f"[{name}] read at {len(where)} positions: {others}"))  # fmt: skip
+            if txn is None:
+                anomalies.append(Anomaly(PHANTOM, first.topic, first.partition, first.offset, value,
+                                         f"[{name}] written by no transaction of the history"))  # fmt: skip
+            elif txn.outcome == ABORTED:
+                anomalies.append(Anomaly(ABORTED_READ, first.topic, first.partition, first.offset, value,
+                                         f"[{name}] of transaction {txn.id}, which aborted"))  # fmt: skip
+            elif name in live and complete and value not in settled:
+                anomalies.append(Anomaly(DIRTY_READ, first.topic, first.partition, first.offset, value,
+                                         f"[{name}] of transaction {txn.id} ({txn.outcome}), read while the "
+                                         "faults happened but absent from the settled log"))  # fmt: skip
+    unknown_committed = unknown_aborted = 0
+    for name in sorted(complete):
+        present = {record.value for record in by_source[name]}
+        for txn in transactions:
+            found = [value in present for value in txn.values]
+            if txn.outcome == COMMITTED:
+                for value, there in zip(txn.values, found, strict=True):
+                    if not there:
+                        anomalies.append(Anomaly(LOST_COMMIT, "", -1, None, value,
+                                                 f"[{name}] of transaction {txn.id}, which committed"))  # fmt: skip
+            elif any(found) and not all(found):
+                missing = [show(v) for v, there in zip(txn.values, found, strict=True) if not there]
+                anomalies.append(Anomaly(PARTIAL, "", -1, None, None,
+                                         f"[{name}] transaction {txn.id} ({txn.outcome}): {sum(found)} of "
+                                         f"{len(found)} values read, missing {missing[:5]}"))  # fmt: skip
+            if txn.outcome == UNKNOWN and name == min(complete):
+                if all(found):
+                    unknown_committed += 1
+                elif not any(found):
+                    unknown_aborted += 1
+    outcomes = dict.fromkeys(OUTCOMES, 0)
+    for txn in transactions:
+        outcomes[txn.outcome] = outcomes.get(txn.outcome, 0) + 1
+    return TransactionVerdict(outcomes, len(reads), anomalies, unknown_committed, unknown_aborted)
 
 
 # ---- JSONL input and output ------------------------------------------------------------------------------------
