@@ -18,7 +18,8 @@ difference between them shows. The options used are those of Spark's Kafka integ
 `startingOffsetsByTimestamp`, `endingOffsetsByTimestamp`, `startingTimestamp`, `endingTimestamp`,
 `startingOffsetsByTimestampStrategy`, `includeHeaders`, `minPartitions`, `maxRecordsPerPartition`,
 `maxOffsetsPerTrigger`, `failOnDataLoss`, `topic`, and the client settings `kafka.isolation.level` and
-`kafka.compression.type`); none of them is peculiar to one connector. Batch writes use `mode("append")`, which Spark
+`kafka.compression.type`; read_committed is checked against transactions written by confluent-kafka); none of them
+is peculiar to one connector. Batch writes use `mode("append")`, which Spark
 requires of a Python data source and which means the same to its own sink as its default.
 
 Run alone: `scripts/test compat/test_spark.py` (`--kafka none`: the kbroker targets only).
@@ -380,6 +381,42 @@ def test_starting_and_ending_offsets_as_json(spark: SparkSession, source_format:
 
     assert offsets(read) == {0: [1, 2, 3], 1: [2, 3, 4], 2: [0, 1]}
     assert read == [rec for rec in expected(topic, seeds, acks) if rec.offset in offsets(read)[rec.partition]]
+
+
+def test_read_committed_reads_only_committed_transactions(
+    spark: SparkSession, source_format: str, target: Target
+) -> None:
+    """kafka.isolation.level=read_committed: a committed transaction's rows, never an aborted one's, and nothing of a
+    transaction still open (nor after it: the read ends at the last stable offset); read_uncommitted reads them all."""
+    topic = target.topic("spark-txn")
+    target.create_topic(topic, 2)
+    producer = Producer({"bootstrap.servers": target.bootstrap, "transactional.id": f"spark-{topic}"})
+    producer.init_transactions(60)
+
+    def transaction(prefix: bytes, end: Callable[[float], None] | None) -> None:
+        producer.begin_transaction()
+        for i in range(6):
+            producer.produce(topic, value=prefix + b"%d" % i, partition=i % 2)
+        producer.flush(60)
+        if end is not None:
+            end(60)
+
+    transaction(b"committed-", producer.commit_transaction)
+    transaction(b"aborted-", producer.abort_transaction)
+    transaction(b"open-", None)
+
+    def values(isolation: str) -> list[bytes]:
+        frame = reader(spark, source_format, target).option("subscribe", topic)
+        frame = frame.option("kafka.isolation.level", isolation)
+        return sorted(rec.value or b"" for rec in records(frame.load()))
+
+    committed = sorted(b"committed-%d" % i for i in range(6))
+    assert values("read_committed") == committed
+    assert values("read_uncommitted") == sorted(
+        committed + [b"aborted-%d" % i for i in range(6)] + [b"open-%d" % i for i in range(6)]
+    )
+    producer.commit_transaction(60)
+    assert values("read_committed") == sorted(committed + [b"open-%d" % i for i in range(6)])
 
 
 def test_offsets_by_timestamp(spark: SparkSession, source_format: str, target: Target) -> None:
