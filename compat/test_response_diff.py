@@ -49,6 +49,8 @@ KBROKER_OVERRIDES = {
     **SHARED_OVERRIDES,
     "node.id": "1",
     "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
 }
 

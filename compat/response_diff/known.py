@@ -257,22 +257,6 @@ KNOWN: dict[str, Known] = {
             versions=range(6, 1_000),
         ),
         Known(
-            "transactions",
-            "a transactional id is refused (InitProducerId: TRANSACTIONAL_ID_AUTHORIZATION_FAILED; FindCoordinator: "
-            "COORDINATOR_NOT_AVAILABLE); Kafka gives it a producer id and names its transaction coordinator",
-            (
-                "error_code",
-                "error_message",
-                "node_id",
-                "host",
-                "port",
-                "producer_id",
-                "producer_epoch",
-                # A key's entry (coordinators are matched by node id: kbroker's -1, Kafka's own).
-                "coordinators[*]",
-            ),
-        ),
-        Known(
             "internal-topic-deletion",
             "DeleteTopics refuses __consumer_offsets with INVALID_REQUEST; Kafka deletes it",
             ("responses[__consumer_offsets].error_code", "responses[__consumer_offsets].topic_id"),

@@ -49,6 +49,12 @@ from compat.response_diff.world import (
     delete_topic,
     leave_group,
 )
+from protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
+from protocol.messages.add_partitions_to_txn_request import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
 from protocol.messages.api_versions_request import ApiVersionsRequest
 from protocol.messages.create_topics_request import (
     CreatableReplicaAssignment,
@@ -68,6 +74,8 @@ from protocol.messages.describe_topic_partitions_request import (
     DescribeTopicPartitionsRequest,
     TopicRequest,
 )
+from protocol.messages.describe_transactions_request import DescribeTransactionsRequest
+from protocol.messages.end_txn_request import EndTxnRequest
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ReplicaState
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.heartbeat_request import HeartbeatRequest
@@ -76,6 +84,7 @@ from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequ
 from protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.messages.list_transactions_request import ListTransactionsRequest
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit_request import (
     OffsetCommitRequest,
@@ -100,6 +109,11 @@ from protocol.messages.offset_for_leader_epoch_request import (
 )
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.messages.sync_group_request import SyncGroupRequest
+from protocol.messages.write_txn_markers_request import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
 from protocol.records import Record, build_batch
 from tests.test_groups_support import subscription
 
@@ -571,6 +585,80 @@ GROUP_ROWS = [
     ),
 ]
 
+# ---- transactions -------------------------------------------------------------------------------------------------
+# These rows come before any FindCoordinator for a transactional id (TRANSACTIONS, last), so __transaction_state does
+# not exist yet: every request that needs a coordinator meets a broker that coordinates nothing.
+
+TXN_ID = "rd-txn"
+
+
+def add_partitions(version: int, _peer: Peer) -> AddPartitionsToTxnRequest:
+    topics = [
+        AddPartitionsToTxnTopic(name=LOG, partitions=[0]),
+        AddPartitionsToTxnTopic(name=UNKNOWN_TOPIC, partitions=[0]),
+    ]
+    if version >= 4:
+        return AddPartitionsToTxnRequest(
+            transactions=[
+                AddPartitionsToTxnTransaction(
+                    transactional_id=TXN_ID,
+                    producer_id=5,
+                    producer_epoch=0,
+                    verify_only=True,
+                    topics=topics[:1],
+                )
+            ]
+        )
+    return AddPartitionsToTxnRequest(
+        v3_and_below_transactional_id=TXN_ID,
+        v3_and_below_producer_id=5,
+        v3_and_below_producer_epoch=0,
+        v3_and_below_topics=topics,
+    )
+
+
+TRANSACTION_ROWS = [
+    row(
+        "init-producer-id-zero-timeout",
+        InitProducerIdRequest(transactional_id=TXN_ID, transaction_timeout_ms=0),
+    ),
+    row(
+        "init-producer-id-empty-id", InitProducerIdRequest(transactional_id="", transaction_timeout_ms=60_000)
+    ),
+    row(
+        "init-producer-id-no-coordinator",
+        InitProducerIdRequest(transactional_id=TXN_ID, transaction_timeout_ms=60_000),
+    ),
+    # Kafka gathers the partitions by topic in a hash map.
+    row("add-partitions-no-coordinator", add_partitions, unordered=("results_by_topic_v3_and_below",)),
+    row(
+        "add-offsets-no-coordinator",
+        AddOffsetsToTxnRequest(
+            transactional_id=TXN_ID, producer_id=5, producer_epoch=0, group_id=STABLE_GROUP
+        ),
+    ),
+    row(
+        "end-txn-no-coordinator",
+        EndTxnRequest(transactional_id=TXN_ID, producer_id=5, producer_epoch=0, committed=True),
+    ),
+    row("describe-transactions-no-coordinator", DescribeTransactionsRequest(transactional_ids=[TXN_ID, ""])),
+    row("list-transactions", ListTransactionsRequest(state_filters=["Ongoing", "NoSuchState"])),
+    row(
+        "write-txn-markers-unknown-partition",
+        WriteTxnMarkersRequest(
+            markers=[
+                WritableTxnMarker(
+                    producer_id=5,
+                    producer_epoch=0,
+                    transaction_result=True,
+                    coordinator_epoch=0,
+                    topics=[WritableTxnMarkerTopic(name=UNKNOWN_TOPIC, partition_indexes=[0])],
+                )
+            ]
+        ),
+    ),
+]
+
 # ---- Group membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup -------------------------------------------------
 # A row speaks as the first member the world's setup joined to a group (Peer.members: its id and generation), or as
 # a member no broker knows. Rows that join make groups of their own per version (`rd-g-join-v3`), so no row waits on
@@ -863,7 +951,31 @@ def corrupt_batch() -> bytes:
     return bytes(batch)
 
 
+def transactional_batch(*, control: bool = False) -> bytes:
+    return bytes(
+        build_batch(
+            [Record(0, 7000, b"k", b"v")],
+            producer_id=5,
+            producer_epoch=0,
+            base_sequence=0,
+            is_transactional=True,
+            is_control=control,
+        )
+    )
+
+
+def transactional_produce(batch: bytes, transactional_id: str | None) -> ProduceRequest:
+    request = produce(PRODUCE, batch)
+    request.transactional_id = transactional_id
+    return request
+
+
 PRODUCE_ROWS = [
+    # Transactional batches refused (nothing written): without a transactional id; before the leader could verify
+    # with a coordinator (KIP-890: there is none yet); a control batch from a client.
+    row("produce-transactional-without-id", transactional_produce(transactional_batch(), None)),
+    row("produce-transactional-not-verified", transactional_produce(transactional_batch(), TXN_ID)),
+    row("produce-control-batch", transactional_produce(transactional_batch(control=True), TXN_ID)),
     row("produce-acks-1", produce(PRODUCE, good_batch())),
     row("produce-acks-all", produce(PRODUCE, good_batch(), acks=-1)),
     row("produce-invalid-acks", produce(PRODUCE, good_batch(), acks=2)),
@@ -983,10 +1095,10 @@ AUTO_CREATE = [
 ]
 
 # ---- Transactions ------------------------------------------------------------------------------------------------
-# kbroker has no transactions yet: it refuses a transactional id (docs/kafka-differences.md, `diff:transactions`).
-# These rows come last, because Kafka creates its __transaction_state topic at the first FindCoordinator for a
-# transactional id (every row that lists all topics would then see it); each row's request is built once that
-# transactional id's coordinator is ready, on a broker that advertises transactions (world.py).
+# A transactional id's coordinator and producer id (docs/transactions.md). These rows come last, because Kafka
+# creates its __transaction_state topic at the first FindCoordinator for a transactional id (every row that lists all
+# topics would then see it); each row's request is built once that transactional id's coordinator is ready, on a
+# broker that advertises transactions (world.py).
 
 
 def transactional(build: Callable[[int], Any], transactional_id: Callable[[int], str]) -> Build:
@@ -1008,14 +1120,12 @@ TRANSACTIONS = [
             lambda v: FindCoordinatorRequest(key=txn_id(v), key_type=1, coordinator_keys=[txn_id(v)]), txn_id
         ),
         since=1,
-        known=("transactions",),
     ),
     row(
         "init-producer-id-transactional",
         transactional(
             lambda v: InitProducerIdRequest(transactional_id=txn_id(v), transaction_timeout_ms=60_000), txn_id
         ),
-        known=("transactions",),
     ),
 ]
 
@@ -1036,6 +1146,7 @@ TABLE: list[Row] = [
     *OFFSET_COMMIT,
     *GROUP_ADMIN,
     *PRODUCER_ROWS,
+    *TRANSACTION_ROWS,
     *PRODUCE_ROWS,
     *CREATE_TOPICS,
     *DELETE_TOPICS,

@@ -41,6 +41,7 @@ from protocol.errors import ErrorCode
 from protocol.messages.create_topics_request import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
 from protocol.messages.delete_groups_request import DeleteGroupsRequest
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_transactions_request import DescribeTransactionsRequest
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
@@ -360,12 +361,20 @@ TRANSACTION_KEY_TYPE = 1
 def await_transaction_coordinator(peer: Peer, transactional_id: str) -> None:
     """On a broker with transactions, wait until `transactional_id`'s coordinator is there. Kafka creates
     __transaction_state at the first FindCoordinator for a transactional id (which is why only the table's last rows
-    ask) and answers COORDINATOR_NOT_AVAILABLE until its partitions are loaded."""
+    ask) and answers COORDINATOR_NOT_AVAILABLE until its partitions are loaded; it names itself coordinator as soon
+    as it leads the partition, but answers NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS to the transaction APIs
+    until its coordinator has loaded it, which DescribeTransactions (no side effect) shows."""
     if END_TXN in peer.versions:
-        Setup(peer).expect(
+        setup = Setup(peer)
+        setup.expect(
             FindCoordinatorRequest(key=transactional_id, key_type=TRANSACTION_KEY_TYPE),
             lambda r: r.error_code,
             version=3,
+        )
+        setup.expect(
+            DescribeTransactionsRequest(transactional_ids=[transactional_id]),
+            lambda r: r.transaction_states[0].error_code,
+            version=0,
         )
 
 

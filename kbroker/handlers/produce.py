@@ -127,10 +127,8 @@ async def handle(
             topic_response.partition_responses.append(response)
             error: KafkaError | None = None
             if no_transactional_id:
-                error = KafkaError(
-                    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                    "transactional records need a transactional id",
-                )
+                # (Kafka answers the whole request with the error alone, no message.)
+                error = KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             elif topic_data.name not in authorized:
                 error = KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif not image.has_partition(topic_data.name, data.index):
@@ -208,9 +206,9 @@ async def _verify(
 ]:
     """KIP-890: the partitions where a batch would begin the producer's transaction are checked with its
     coordinator first; those it does not confirm are answered with the error and left out."""
-    # (A control batch is refused by the log: clients may not write one.)
+    # (A control batch from a client is verified too, as Kafka does, before the log refuses it.)
     batches = [(tp, RecordBatch(records)) for tp, records in entries]
-    transactional = [(tp, batch) for tp, batch in batches if batch.is_transactional and not batch.is_control]
+    transactional = [(tp, batch) for tp, batch in batches if batch.is_transactional]
     if not transactional:
         return entries, answered, {}
     first = transactional[0][1]

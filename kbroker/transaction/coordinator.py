@@ -100,13 +100,15 @@ class MarkerJob:
 
 @dataclass(frozen=True, slots=True)
 class TxnDescription:
+    """DescribeTransactions' answer for one id; an error leaves the other fields 0, as Kafka's answer does."""
+
     transactional_id: str
     error: ErrorCode
     state: str = ""
-    producer_id: int = -1
-    producer_epoch: int = -1
+    producer_id: int = 0
+    producer_epoch: int = 0
     timeout_ms: int = 0
-    start_ms: int = -1
+    start_ms: int = 0
     partitions: tuple[TopicPartition, ...] = ()
 
 

@@ -186,15 +186,14 @@ class TransactionService:
 
     # ---- the topic and ownership -------------------------------------------------------------------------------
 
-    def find_coordinator(self, transactional_id: str) -> BrokerRegistration:
+    def find_coordinator(self, transactional_id: str, *, create: bool = True) -> BrokerRegistration:
         """The live broker leading the id's `__transaction_state` partition; KafkaError COORDINATOR_NOT_AVAILABLE if
-        there is none yet (the topic is then created: clients ask again)."""
+        there is none yet (the topic is then created, unless `create` is False: clients ask again)."""
         image = self._metadata.image()
         if TRANSACTION_STATE_TOPIC not in image.topics:
-            self._spawn(self._ensure_topic)
-            raise KafkaError(
-                ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{TRANSACTION_STATE_TOPIC} is being created"
-            )
+            if create:
+                self._spawn(self._ensure_topic)
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{TRANSACTION_STATE_TOPIC} does not exist")
         partition = self.coordinator.partition_for(transactional_id)
         leader = image.live_leader(TRANSACTION_STATE_TOPIC, partition)
         if leader < 0:
@@ -515,7 +514,8 @@ class TransactionService:
         """Ask the id's coordinator (this node's, or another's with AddPartitionsToTxn verify_only) whether these
         partitions are in the producer's ongoing transaction; the coordinator's answer per partition."""
         try:
-            broker = self.find_coordinator(transactional_id)
+            # (Only FindCoordinator creates the topic: without it no transaction was ever begun.)
+            broker = self.find_coordinator(transactional_id, create=False)
         except KafkaError as exc:
             return dict.fromkeys(partitions, exc.code)
         if broker.node_id == self.node_id:
