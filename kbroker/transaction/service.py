@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 CREATE_RETRY_S = 1.0
 # How soon markers (or the Complete write) are tried again after a retriable failure.
 RETRY_BACKOFF_S = 0.1
+# How long EndTxn may wait for the markers before it is answered anyway (see TransactionService._end).
+END_TXN_WAIT_S = 0.5
 WRITE_TXN_MARKERS_VERSION = 1
 ADD_PARTITIONS_TO_TXN_VERSION = 5
 
@@ -288,16 +290,22 @@ class TransactionService:
 
     # ---- writing transitions -----------------------------------------------------------------------------------
 
-    async def _write(self, write: TxnWrite) -> ErrorCode:
-        """Write a transition to its partition (acks=-1) and apply it once acknowledged; what the client hears."""
+    async def _write(self, write: TxnWrite, *, durable: bool = True) -> ErrorCode:
+        """Write a transition to its partition (acks=-1, unless not `durable`) and apply it once acknowledged; what
+        the client hears."""
         tp = TopicPartition(TRANSACTION_STATE_TOPIC, write.partition)
         now = self.now_ms()
         key, value = write.record()
         batch = build_batch([Record(offset=0, timestamp=now, key=key, value=value)])
         results = self._replicas.append_records(
-            [(tp, batch)], required_acks=-1, now_ms=now, internal_topics_allowed=True, from_client=False
+            [(tp, batch)],
+            required_acks=-1 if durable else 1,
+            now_ms=now,
+            internal_topics_allowed=True,
+            from_client=False,
         )
-        await self._replicas.wait_for_acks(results, self.settings.request_timeout_ms)
+        if durable:
+            await self._replicas.wait_for_acks(results, self.settings.request_timeout_ms)
         error = results[0].error
         if error is not None:
             log.info("could not write %s of %r to %s: %s", write.transit.state.display_name,
@@ -387,8 +395,15 @@ class TransactionService:
         job = self.coordinator.begin_markers(decision, self.now_ms())
         if isinstance(job, ErrorCode):
             return job
-        # Answered now: the decision is durable, the markers follow (clients see CONCURRENT_TRANSACTIONS meanwhile).
-        self._spawn(self._complete, job)
+        # The decision is durable: the transaction completes whatever happens now. The client is answered once the
+        # markers are written too, if that takes less than END_TXN_WAIT_S (the usual case): its next transaction
+        # then begins at once instead of meeting CONCURRENT_TRANSACTIONS and the client's retry backoff (100 ms
+        # in librdkafka). Kafka answers as soon as the decision is written; clients cannot tell but by the time.
+        completed = trio.Event()
+        self._spawn(self._complete, job, completed)
+        if from_client:
+            with trio.move_on_after(END_TXN_WAIT_S):
+                await completed.wait()
         return ErrorCode.NONE
 
     def describe(self, transactional_id: str) -> TxnDescription:
@@ -414,8 +429,16 @@ class TransactionService:
             and owned.txns.get(job.transactional_id) is write.metadata
         )
 
-    async def _complete(self, job: MarkerJob) -> None:
-        """Write the markers of a decided transaction on all its partitions, then its Complete state."""
+    async def _complete(self, job: MarkerJob, completed: trio.Event | None = None) -> None:
+        """Write the markers of a decided transaction on all its partitions, then its Complete state; `completed` is
+        set when that is done (or given up)."""
+        try:
+            await self._write_markers_then_complete(job)
+        finally:
+            if completed is not None:
+                completed.set()
+
+    async def _write_markers_then_complete(self, job: MarkerJob) -> None:
         while job.pending:
             if not self._job_current(job):
                 return
@@ -437,7 +460,10 @@ class TransactionService:
             if job.pending:
                 await trio.sleep(RETRY_BACKOFF_S)
         while self._job_current(job):
-            error = await self._write(job.write)
+            # Not waited for: a Complete lost with a crash leaves PrepareCommit/PrepareAbort, whose markers the next
+            # coordinator writes again (harmless: they end no transaction twice), and any later acks=-1 write of
+            # this partition makes it durable first.
+            error = await self._write(job.write, durable=False)
             if error is not ErrorCode.COORDINATOR_NOT_AVAILABLE:
                 return
             # Written markers, an unwritten Complete: try again while the partition is ours.
