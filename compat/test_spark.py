@@ -374,7 +374,7 @@ def test_starting_and_ending_offsets_as_json(spark: SparkSession, source_format:
         .option("endingOffsets", json.dumps(ending))
         # Ranges split into several tasks, each starting to fetch inside a record batch.
         .option("minPartitions", "6")
-        # ListOffsets and Fetch at isolation level 1 (no transactions: the same records).
+        # ListOffsets and Fetch at isolation level 1 (no transactions in this topic: the same records).
         .option("kafka.isolation.level", "read_committed")
         .load()
     )
