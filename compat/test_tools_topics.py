@@ -1,9 +1,6 @@
-"""kafka-topics (TopicCommand) against each target: create, list, describe, alter partitions, delete, and the
-errors a user meets most (an existing topic, an impossible replication factor, an unknown topic).
-
-kbroker has no CreatePartitions yet (docs/kafka-differences.md): `--alter --partitions` fails there with the
-client's UnsupportedVersionException ("The node does not support CREATE_PARTITIONS") and the topic keeps its
-partitions, where Apache Kafka grows it.
+"""kafka-topics (TopicCommand) against each target: create, list, describe, alter partitions (CreatePartitions: the
+topic grows, and a count that is not an increase is refused), delete, and the errors a user meets most (an existing
+topic, an impossible replication factor, an unknown topic).
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ import pytest
 from compat.kafka import major
 from compat.kafka.tools import KafkaTools
 from compat.target import Target
-from compat.tools_support import exceptions, is_kbroker, node_id
+from compat.tools_support import exceptions, node_id
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -86,15 +83,13 @@ def test_create_list_describe_alter_delete(target: Target, kafka_tools: KafkaToo
         "--partitions",
         "5",
     )
-    if is_kbroker(target):
-        refused = tools.run(*alter, expect_failure=True)
-        assert "UnsupportedVersionException" in exceptions(refused), refused.report()
-        assert "does not support CREATE_PARTITIONS" in refused.output, refused.report()
-        assert describe(tools, target, topic)[0]["PartitionCount"] == "3"
-    else:
-        tools.run(*alter)
-        target.wait_topic_ready(topic, 5)
-        assert describe(tools, target, topic)[0]["PartitionCount"] == "5"
+    tools.run(*alter)
+    target.wait_topic_ready(topic, 5)
+    head, partitions = describe(tools, target, topic)
+    assert head["PartitionCount"] == "5"
+    assert [(p["Partition"], p["Leader"]) for p in partitions] == [(str(i), node) for i in range(5)]
+    shrink = tools.run(*alter[:-1], "2", expect_failure=True)
+    assert "InvalidPartitionsException" in exceptions(shrink), shrink.report()
 
     tools.run("kafka-topics", "--bootstrap-server", bootstrap, "--delete", "--topic", topic)
     # Deletion is asynchronous in Kafka: the brokers drop the topic once the controller has recorded it.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +27,7 @@ import kbroker.handlers  # noqa: F401  (registers every API handler)
 from kbroker.clock import Clock, SystemClock
 from kbroker.cluster.etcd_metadata import EtcdMetadata
 from kbroker.common import ConfigError, StartupError
-from kbroker.config import BrokerConfig
+from kbroker.config import BrokerConfig, DynamicBrokerConfigs
 from kbroker.connection import ListenerRuntime
 from kbroker.coordinator.coordinator import CoordinatorConfig
 from kbroker.coordinator.group import GroupConfig
@@ -54,7 +54,7 @@ from kbroker.monitoring.collector import BrokerState
 from kbroker.monitoring.console_api import ConsoleApi
 from kbroker.replication.client import plaintext_connector
 from kbroker.replication.purgatory import Purgatory
-from kbroker.replication.replica_manager import ReplicaManager, ReplicationSettings
+from kbroker.replication.replica_manager import DynamicSettings, ReplicaManager, ReplicationSettings
 from kbroker.request_log import RequestLog
 from kbroker.security.authorizer import AclAuthorizer, build_authorizer
 from kbroker.security.client import inter_broker_connector
@@ -182,6 +182,19 @@ class Broker:
             )
             task_status.started(self.port)
 
+    async def controlled_shutdown(self) -> None:
+        """Before stopping (SIGTERM): with controlled.shutdown.enable, a cluster node has the controller move its
+        leaderships to other in-sync replicas and take it out of the ISRs, so that clients switch leaders before it
+        goes instead of waiting for requests to it to fail (KRaft's controlled shutdown). A single node has nothing
+        to hand over."""
+        config = self.config
+        if not (config.cluster_mode and config.controlled_shutdown_enable):
+            return
+        timeout_s = (
+            config.controlled_shutdown_max_retries * config.controlled_shutdown_retry_backoff_ms / 1000
+        )
+        await self.metadata.controlled_shutdown(max(timeout_s, 0.0))
+
 
 @asynccontextmanager
 async def open_broker(
@@ -240,12 +253,23 @@ async def run_broker(
     *,
     add_scram: tuple[AddScram, ...] = (),
     log_requests: int = 0,
+    stop: trio.Event | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run a broker until cancelled; started with the port it listens on. `log_requests`: log every N-th request
-    (kbroker/request_log.py)."""
-    async with open_broker(config, add_scram=add_scram, log_requests=log_requests) as broker:
-        await broker.run(task_status=task_status)
+    """Run a broker until cancelled, or until `stop` is set: then it shuts down in a controlled way (a cluster node
+    has its leaderships moved away first) and returns. Started with the port it listens on. `log_requests`: log
+    every N-th request (kbroker/request_log.py)."""
+    async with (
+        open_broker(config, add_scram=add_scram, log_requests=log_requests) as broker,
+        trio.open_nursery() as nursery,
+    ):
+        port: int = await nursery.start(broker.run)
+        task_status.started(port)
+        if stop is None:
+            return  # (the nursery runs the broker until cancelled)
+        await stop.wait()
+        await broker.controlled_shutdown()
+        nursery.cancel_scope.cancel()
 
 
 def _listener_runtime(config: BrokerConfig, security: ListenerSecurity) -> ListenerRuntime:
@@ -295,6 +319,17 @@ def _assemble(
             purgatory.wake(plog.topic_partition)
 
     committer = GroupCommitter(on_flushed=on_flushed)
+
+    def dynamic_settings(dynamic: Mapping[str, str]) -> DynamicSettings:
+        """What this node's dynamic broker configs (the cluster-wide defaults under its own) make of the settings
+        replication reads at run time."""
+        current = config.with_dynamic(DynamicBrokerConfigs(node=dynamic))
+        return DynamicSettings(
+            log_defaults=current.log_defaults,
+            leader_throttled_rate=current.leader_replication_throttled_rate,
+            follower_throttled_rate=current.follower_replication_throttled_rate,
+        )
+
     replicas = ReplicaManager(
         node_id=config.node_id,
         logs=logs,
@@ -312,6 +347,7 @@ def _assemble(
         purgatory=purgatory,
         # A single node never fetches from another: its inter-broker listener may lack a client login.
         connect=inter_broker_connector(config, inter_broker) if config.cluster_mode else plaintext_connector,
+        dynamic_settings=dynamic_settings,
     )
     groups = GroupService(
         _coordinator_config(config),
@@ -384,6 +420,7 @@ def _assemble(
         clock=clock,
         metadata=metadata,
         topic_admin=metadata,
+        cluster_admin=metadata,
         producer_ids=metadata,
         replicas=replicas,
         groups=groups.runtime,

@@ -1,8 +1,10 @@
 """`kbroker serve`: the command line, shaped like Kafka's own (`--override key=value`, a properties file).
 
 SIGTERM and SIGINT stop the broker cleanly from the first moment, start-up included (a cluster node still waiting for
-etcd stops at once). What keeps a broker from starting is said in one line on stderr: status 2 for a bad setting,
-1 for anything else (a taken port, a data directory another broker holds).
+etcd stops at once). Once started, a cluster node first shuts down in a controlled way (its leaderships move to other
+replicas, see app.Broker.controlled_shutdown); a second signal stops it at once. What keeps a broker from starting is
+said in one line on stderr: status 2 for a bad setting, 1 for anything else (a taken port, a data directory another
+broker holds).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import argparse
 import logging
 import signal
 import sys
-from functools import partial
 from pathlib import Path
 
 import trio
@@ -177,18 +178,32 @@ def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = (), *, log_req
     async def run() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
+                stop = trio.Event()
+                started = False
 
                 async def stop_on_signal() -> None:
                     async for signum in signals:
                         log.info("received %s, shutting down", signal.Signals(signum).name)
-                        nursery.cancel_scope.cancel()
-                        return
+                        if not started or stop.is_set():
+                            # Still starting (nothing to hand over yet), or asked a second time: stop at once.
+                            nursery.cancel_scope.cancel()
+                            return
+                        stop.set()  # a controlled shutdown first (app.Broker.controlled_shutdown)
+
+                async def broker(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+                    await run_broker(
+                        config,
+                        add_scram=add_scram,
+                        log_requests=log_requests,
+                        stop=stop,
+                        task_status=task_status,
+                    )
+                    nursery.cancel_scope.cancel()
 
                 # Signals are watched before anything starts, so a broker can be stopped during start-up too.
                 nursery.start_soon(stop_on_signal)
-                await nursery.start(
-                    partial(run_broker, config, add_scram=add_scram, log_requests=log_requests)
-                )
+                await nursery.start(broker)
+                started = True
 
     try:
         trio.run(run)

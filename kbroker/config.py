@@ -11,7 +11,8 @@ setting by string at run time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -231,6 +232,43 @@ _DEFS = [
     ),
     ConfigDef("broker.session.timeout.ms", "int", "9000", "Lease of a broker's registration in etcd."),
     ConfigDef(
+        "controlled.shutdown.enable",
+        "boolean",
+        "true",
+        "On SIGTERM a cluster node first has its leaderships moved to other in-sync replicas.",
+    ),
+    ConfigDef(
+        "controlled.shutdown.max.retries",
+        "int",
+        "3",
+        "With the next one: a stopping node waits for its leaderships to move at most retries x backoff.",
+    ),
+    ConfigDef("controlled.shutdown.retry.backoff.ms", "long", "5000", "See controlled.shutdown.max.retries."),
+    ConfigDef(
+        "auto.leader.rebalance.enable",
+        "boolean",
+        "true",
+        "The controller moves leaderships back to each partition's preferred replica.",
+    ),
+    ConfigDef(
+        "leader.imbalance.check.interval.seconds",
+        "long",
+        "300",
+        "How often the controller looks for leaderships to move back.",
+    ),
+    ConfigDef(
+        "leader.replication.throttled.rate",
+        "long",
+        "9223372036854775807",
+        "Bytes/s a leader sends to throttled replicas (leader.replication.throttled.replicas); dynamic.",
+    ),
+    ConfigDef(
+        "follower.replication.throttled.rate",
+        "long",
+        "9223372036854775807",
+        "Bytes/s a follower fetches for throttled replicas (follower.replication.throttled.replicas); dynamic.",
+    ),
+    ConfigDef(
         "cluster.name", "string", "default", "Names this cluster's keys in etcd: /kbroker/<cluster.name>/."
     ),
     ConfigDef(
@@ -417,6 +455,18 @@ SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 # Kafka's topic-level configs that we honour, with the broker setting that gives each its default.
 TOPIC_CONFIG_SYNONYMS: dict[str, str] = {d.topic_config: d.name for d in _DEFS if d.topic_config}
 
+# The broker configs IncrementalAlterConfigs / AlterConfigs may change at run time (per broker, or for every broker
+# as the cluster-wide default), as Kafka allows them: the defaults of topic configs (not log.retention.hours /
+# .minutes and log.roll.hours, which Kafka reads at start-up only) and the replication throttles. The others are read
+# once at start-up.
+DYNAMIC_BROKER_CONFIGS = frozenset(
+    {
+        *TOPIC_CONFIG_SYNONYMS.values(),
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+    }
+)
+
 
 def _check(defn: ConfigDef, value: str) -> None:
     try:
@@ -600,6 +650,13 @@ class BrokerConfig:
     metadata_etcd_endpoints: tuple[str, ...]
     broker_session_timeout_ms: int
     cluster_name: str
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff_ms: int = 5000
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: int = 300
+    leader_replication_throttled_rate: int = 2**63 - 1
+    follower_replication_throttled_rate: int = 2**63 - 1
     authorizer_class_name: str = ""
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
@@ -698,6 +755,13 @@ class BrokerConfig:
             sasl_mechanism_inter_broker_protocol=raw.text("sasl.mechanism.inter.broker.protocol")
             .strip()
             .upper(),
+            controlled_shutdown_enable=raw.flag("controlled.shutdown.enable"),
+            controlled_shutdown_max_retries=raw.number("controlled.shutdown.max.retries"),
+            controlled_shutdown_retry_backoff_ms=raw.number("controlled.shutdown.retry.backoff.ms"),
+            auto_leader_rebalance_enable=raw.flag("auto.leader.rebalance.enable"),
+            leader_imbalance_check_interval_seconds=raw.number("leader.imbalance.check.interval.seconds"),
+            leader_replication_throttled_rate=raw.number("leader.replication.throttled.rate"),
+            follower_replication_throttled_rate=raw.number("follower.replication.throttled.rate"),
             topic_defaults=topic_defaults,
             log_defaults=log_defaults,
         )
@@ -731,18 +795,73 @@ class BrokerConfig:
             return self.explicit[name]
         return BROKER_CONFIGS[name].default
 
-    def describe(self) -> list[tuple[str, str | None, bool]]:
-        """(name, value, is_default) of every broker config, for DescribeConfigs. node.id and broker.id both show
-        the id in use, whichever of them was given, as Kafka shows them."""
+    def describe(
+        self, dynamic: DynamicBrokerConfigs | None = None
+    ) -> list[tuple[str, str | None, int, list[tuple[str | None, int]]]]:
+        """(name, value, source, synonyms) of every broker config, for DescribeConfigs: the value from this broker's
+        dynamic configs, else the cluster-wide dynamic default, else the start-up setting, else the default; the
+        synonyms are every one of those that is set, in that order, as (value, source). node.id and broker.id both
+        show the id in use, whichever of them was given, as Kafka shows them."""
+        dynamic = dynamic or DynamicBrokerConfigs()
         id_given = any(name in self.explicit for name in _NODE_ID_NAMES)
-        return [
-            (name, None, name not in self.explicit)
-            if BROKER_CONFIGS[name].sensitive
-            else (name, str(self.node_id), not id_given)
-            if name in _NODE_ID_NAMES
-            else (name, self.raw(name), name not in self.explicit)
-            for name in sorted(BROKER_CONFIGS)
-        ]
+        out: list[tuple[str, str | None, int, list[tuple[str | None, int]]]] = []
+        for name in sorted(BROKER_CONFIGS):
+            if name in _NODE_ID_NAMES:
+                source = STATIC_BROKER_CONFIG if id_given else DEFAULT_CONFIG
+                given = [(self.explicit[name], STATIC_BROKER_CONFIG)] if name in self.explicit else []
+                default = BROKER_CONFIGS[name].default
+                given += [(default, DEFAULT_CONFIG)] if default is not None else []
+                out.append((name, str(self.node_id), source, given))
+                continue
+            synonyms = [
+                (value, source)
+                for value, source in (
+                    (dynamic.node.get(name), DYNAMIC_BROKER_CONFIG),
+                    (dynamic.cluster.get(name), DYNAMIC_DEFAULT_BROKER_CONFIG),
+                    (self.explicit.get(name), STATIC_BROKER_CONFIG),
+                    (BROKER_CONFIGS[name].default, DEFAULT_CONFIG),
+                )
+                if value is not None
+            ]
+            value, source = synonyms[0] if synonyms else (None, DEFAULT_CONFIG)
+            if BROKER_CONFIGS[name].sensitive:
+                # A secret's value is never described, as Kafka: only where it comes from (and a default).
+                value = None
+                synonyms = [(None if src != DEFAULT_CONFIG else v, src) for v, src in synonyms]
+            out.append((name, value, source, synonyms))
+        return out
+
+    def with_dynamic(self, dynamic: DynamicBrokerConfigs) -> BrokerConfig:
+        """These settings with the dynamic broker configs over them (the cluster-wide defaults, then this broker's
+        own): what the topic defaults and replication throttles are now. `explicit` stays the start-up settings."""
+        values = {**self.explicit, **dynamic.cluster, **dynamic.node}
+        if values == self.explicit:
+            return self
+        return dataclasses.replace(BrokerConfig.from_properties(values), explicit=self.explicit)
+
+    def validate_dynamic_broker_configs(self, configs: Mapping[str, str]) -> None:
+        """INVALID_CONFIG for an unknown name or a bad value, INVALID_REQUEST for a config that is not dynamic (Kafka's
+        words for both)."""
+        static = sorted(
+            name for name in configs if name in BROKER_CONFIGS and name not in DYNAMIC_BROKER_CONFIGS
+        )
+        if static:
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Cannot update these configs dynamically: Set({', '.join(static)})",
+            )
+        for name, value in configs.items():
+            defn = BROKER_CONFIGS.get(name)
+            if defn is None:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown broker config name: {name}")
+            try:
+                _check(defn, value)
+            except ConfigError as exc:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        try:
+            self.with_dynamic(DynamicBrokerConfigs(cluster=configs))
+        except ConfigError as exc:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
 
     def topic_log_config(self, configs: Mapping[str, str]) -> LogConfig:
         """The LogConfig of a topic with these explicit configs (validated when the topic was created)."""
@@ -755,25 +874,58 @@ class BrokerConfig:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {key}")
         LogConfig.from_properties(configs, self.log_defaults)
 
-    def describe_topic_configs(self, explicit: Mapping[str, str]) -> list[tuple[str, str | None, int]]:
-        """(name, value, source) of every topic config: 1 explicit topic config, 4 broker setting, 5 default."""
+    def describe_topic_configs(
+        self, explicit: Mapping[str, str], dynamic: DynamicBrokerConfigs | None = None
+    ) -> list[tuple[str, str | None, int]]:
+        """(name, value, source) of every topic config: 1 explicit topic config, else the source of the broker setting
+        that gives its default (2 this broker's dynamic config, 3 the cluster-wide dynamic default, 4 a start-up
+        setting, 5 the default)."""
+        dynamic = dynamic or DynamicBrokerConfigs()
+        current = self.with_dynamic(dynamic)
         out: list[tuple[str, str | None, int]] = []
         for name in sorted(TOPIC_CONFIG_SYNONYMS):
             if name in explicit:
                 out.append((name, explicit[name], TOPIC_CONFIG_SOURCE))
                 continue
-            broker_name = TOPIC_CONFIG_SYNONYMS[name]
-            source = STATIC_BROKER_CONFIG if broker_name in self.explicit else DEFAULT_CONFIG
-            out.append((name, self.topic_defaults.get(name), source))
+            out.append((name, current.topic_defaults.get(name), self.broker_source(name, dynamic)))
         for name in sorted(set(explicit) - set(TOPIC_CONFIG_SYNONYMS)):
             out.append((name, explicit[name], TOPIC_CONFIG_SOURCE))
         return out
 
+    def broker_source(self, topic_config: str, dynamic: DynamicBrokerConfigs) -> int:
+        """Where the default of a topic config comes from: the first of the broker settings Kafka derives it from
+        that is set, by the place it is set in."""
+        names = TOPIC_DEFAULT_SOURCES.get(topic_config, (TOPIC_CONFIG_SYNONYMS[topic_config],))
+        for layer, source in (
+            (dynamic.node, DYNAMIC_BROKER_CONFIG),
+            (dynamic.cluster, DYNAMIC_DEFAULT_BROKER_CONFIG),
+            (self.explicit, STATIC_BROKER_CONFIG),
+        ):
+            if any(name in layer for name in names):
+                return source
+        return DEFAULT_CONFIG
+
 
 # DescribeConfigs' config sources (Kafka's ConfigSource ids).
 TOPIC_CONFIG_SOURCE = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+
+# The broker settings a topic config's default is derived from, where there are several (Kafka's synonyms).
+TOPIC_DEFAULT_SOURCES: dict[str, tuple[str, ...]] = {
+    "retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+    "segment.ms": ("log.roll.ms", "log.roll.hours"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicBrokerConfigs:
+    """The dynamic broker configs that apply to one broker: the cluster-wide defaults and its own."""
+
+    cluster: Mapping[str, str] = field(default_factory=dict)
+    node: Mapping[str, str] = field(default_factory=dict)
 
 
 class _Raw:
@@ -860,3 +1012,56 @@ IGNORED_TOPIC_CONFIGS = frozenset(
 )
 
 KNOWN_TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_SYNONYMS) | IGNORED_TOPIC_CONFIGS
+
+# IncrementalAlterConfigs' operations (Kafka's AlterConfigOp.OpType ids).
+SET_CONFIG = 0
+DELETE_CONFIG = 1
+APPEND_CONFIG = 2
+SUBTRACT_CONFIG = 3
+
+# The configs of type LIST, the only ones APPEND and SUBTRACT apply to.
+LIST_CONFIGS = frozenset(
+    {
+        "cleanup.policy",
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+        "log.cleanup.policy",
+    }
+)
+
+
+def apply_config_changes(
+    current: Mapping[str, str],
+    changes: Sequence[tuple[str, int, str | None]],
+    defaults: Mapping[str, str | None],
+) -> dict[str, str]:
+    """IncrementalAlterConfigs' (name, operation, value) changes to a resource's explicit configs: SET, DELETE
+    (back to the default), and for list configs APPEND and SUBTRACT (from the current value, else the default, as
+    Kafka does). KafkaError INVALID_CONFIG for a null value or a list operation on another type; INVALID_REQUEST for
+    an unknown operation."""
+    configs = dict(current)
+    for name, operation, value in changes:
+        if operation == DELETE_CONFIG:
+            configs.pop(name, None)
+            continue
+        if operation not in (SET_CONFIG, APPEND_CONFIG, SUBTRACT_CONFIG):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown config operation {operation} for {name}")
+        if value is None:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for : {name}")
+        if operation == SET_CONFIG:
+            configs[name] = value
+            continue
+        if name not in LIST_CONFIGS:
+            verb = "append" if operation == APPEND_CONFIG else "subtract"
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}"
+            )
+        base = configs.get(name, defaults.get(name)) or ""
+        items = [item.strip() for item in base.split(",") if item.strip()]
+        given = [item.strip() for item in value.split(",") if item.strip()]
+        if operation == APPEND_CONFIG:
+            items += [item for item in given if item not in items]
+        else:
+            items = [item for item in items if item not in given]
+        configs[name] = ",".join(items)
+    return configs

@@ -11,13 +11,15 @@ It stands in for etcd, not for the broker: everything above the metadata store i
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
 import trio
 
 from kbroker.cluster.metadata import alter_isr, initial_partition_state
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.config import BrokerConfig
+from kbroker.metadata.api import ConfigChange
 from kbroker.metadata.image import (
     BrokerRegistration,
     ControllerRecord,
@@ -26,7 +28,7 @@ from kbroker.metadata.image import (
     TopicMetadata,
 )
 from kbroker.metadata.publisher import ImagePublisher
-from kbroker.metadata.topics import check_new_topic
+from kbroker.metadata.topics import check_new_partitions, check_new_topic
 from kbroker.security.image import EMPTY_SECURITY, SecurityChange
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
@@ -49,6 +51,7 @@ class MemoryMetadata(ImagePublisher):
         self._topic_revisions: dict[str, int] = {}
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self._partition_revisions: dict[str, dict[int, int]] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}
         self._cluster_id = cluster_id
         self._next_producer_id = 0
         self._security = EMPTY_SECURITY
@@ -97,6 +100,7 @@ class MemoryMetadata(ImagePublisher):
         configs: Mapping[str, str],
         *,
         validate_only: bool = False,
+        assignments: Mapping[int, Sequence[int]] | None = None,
     ) -> TopicMetadata:
         await trio.lowlevel.checkpoint()
         check_new_topic(self._image, self._config, name, num_partitions, replication_factor, configs)
@@ -124,6 +128,66 @@ class MemoryMetadata(ImagePublisher):
         self._topic_revisions.pop(name)
         self._revision += 1
         self._publish(self._build())
+
+    async def create_partitions(
+        self,
+        name: str,
+        total: int,
+        assignments: Sequence[Sequence[int]] | None,
+        *,
+        validate_only: bool = False,
+    ) -> TopicMetadata:
+        await trio.lowlevel.checkpoint()
+        check_new_partitions(self._image, name, total, assignments)
+        topic = replace(self._topics[name], num_partitions=total)
+        if validate_only:
+            return topic
+        self._revision += 1
+        self._topics[name] = topic
+        state = next(iter(self._partitions[name].values()))
+        for p in range(len(self._partitions[name]), total):
+            self._partitions[name][p] = initial_partition_state(state.replicas)
+            self._partition_revisions[name][p] = self._revision
+        self._publish(self._build())
+        return topic
+
+    async def alter_topic_configs(
+        self, name: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        await trio.lowlevel.checkpoint()
+        topic = self._topics[name]
+        configs = dict(change(topic.configs))
+        if not validate_only:
+            self._revision += 1
+            self._topics[name] = replace(topic, configs=configs)
+            self._publish(self._build())
+
+    async def alter_broker_configs(
+        self, entity: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        await trio.lowlevel.checkpoint()
+        configs = dict(change(self._broker_configs.get(entity, {})))
+        if not validate_only:
+            self._revision += 1
+            self._broker_configs[entity] = configs
+            self._publish(self._build())
+
+    # ---- ClusterAdmin: the test moves leaders itself (set_partition) ----------------------------------------------
+
+    async def elect_leaders(
+        self, election_type: int, partitions: Collection[TopicPartition]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        await trio.lowlevel.checkpoint()
+        return dict.fromkeys(partitions, KafkaError(ErrorCode.INVALID_REQUEST, "not modelled in memory"))
+
+    async def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        await trio.lowlevel.checkpoint()
+        return dict.fromkeys(targets, KafkaError(ErrorCode.INVALID_REQUEST, "not modelled in memory"))
+
+    async def controlled_shutdown(self, timeout_s: float) -> None:
+        await trio.lowlevel.checkpoint()
 
     async def next_producer_id(self) -> int:
         await trio.lowlevel.checkpoint()
@@ -190,4 +254,5 @@ class MemoryMetadata(ImagePublisher):
             cluster_id=self._cluster_id,
             broker_epoch=BROKER_EPOCH if self._node_id in self._brokers else -1,
             topics_by_id={t.topic_id: t for t in self._topics.values()},
+            broker_configs={entity: dict(configs) for entity, configs in self._broker_configs.items()},
         )

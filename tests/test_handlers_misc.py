@@ -72,6 +72,14 @@ TABLES = {
     ApiKey.WRITE_TXN_MARKERS: "test_handlers_transactions.py",
     ApiKey.DESCRIBE_TRANSACTIONS: "test_handlers_transactions.py",
     ApiKey.LIST_TRANSACTIONS: "test_handlers_transactions.py",
+    ApiKey.CREATE_PARTITIONS: "test_handlers_admin.py",
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: "test_handlers_admin.py",
+    ApiKey.ALTER_CONFIGS: "test_handlers_admin.py",
+    ApiKey.DELETE_RECORDS: "test_handlers_admin.py",
+    ApiKey.DESCRIBE_LOG_DIRS: "test_handlers_admin.py",
+    ApiKey.ELECT_LEADERS: "test_handlers_admin.py",
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: "test_handlers_admin.py",
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: "test_handlers_admin.py",
 }
 
 

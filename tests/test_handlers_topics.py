@@ -800,7 +800,7 @@ def test_broker_id_and_node_id_describe_the_id_given_under_either_name() -> None
     # As Kafka: one id, shown under both names, whichever was set (kafka-configs --describe --all lists both).
     for given in ({"broker.id": "5"}, {"node.id": "5"}):
         described = {
-            name: (value, is_default)
-            for name, value, is_default in BrokerConfig.from_properties(given).describe()
+            name: (value, source == DEFAULT_CONFIG)
+            for name, value, source, _ in BrokerConfig.from_properties(given).describe()
         }
         assert (described["node.id"], described["broker.id"]) == (("5", False), ("5", False))

@@ -1,7 +1,8 @@
 """compat/clients/ops.py's operations through confluent-kafka (librdkafka), in process: its AdminClient and Producer.
 
 Errors are named as librdkafka names them (KafkaError.name(): broker errors like INVALID_PARTITIONS, local ones with
-a leading underscore like _UNKNOWN_TOPIC). librdkafka has no DescribeProducers.
+a leading underscore like _UNKNOWN_TOPIC). librdkafka has no DescribeProducers, DescribeLogDirs or partition
+reassignments.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from confluent_kafka import (
     ConsumerGroupTopicPartitions,
+    ElectionType,
     KafkaError,
     KafkaException,
     Message,
@@ -21,8 +23,11 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import (
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     ConfigSource,
+    NewPartitions,
     NewTopic,
     OffsetSpec,
     ResourceType,
@@ -31,6 +36,12 @@ from confluent_kafka.admin import (
 from compat.clients.ops import Op, Ops, Result, run_in_process, unsupported
 
 TIMEOUT_S = 60.0
+OPERATIONS = {
+    "set": AlterConfigOpType.SET,
+    "delete": AlterConfigOpType.DELETE,
+    "append": AlterConfigOpType.APPEND,
+    "subtract": AlterConfigOpType.SUBTRACT,
+}
 
 
 def error_name(error: Exception) -> str:
@@ -163,6 +174,64 @@ class ConfluentOps(Ops):
             ordered = sorted(answer.topic_partitions, key=lambda tp: (tp.topic, tp.partition))
             return {"offsets": {f"{tp.topic}:{tp.partition}": tp.offset for tp in ordered}}
 
+        def create_partitions(topic: str, count: str, *assignments: str) -> dict[str, Any]:
+            replicas = [[int(b) for b in a.split(",")] for a in assignments]
+            new = (
+                NewPartitions(topic, int(count), replica_assignment=replicas)
+                if replicas
+                else NewPartitions(topic, int(count))
+            )
+            admin.create_partitions([new])[topic].result(TIMEOUT_S)
+            return {}
+
+        def alter_configs(resource: ConfigResource, changes: Sequence[str]) -> dict[str, Any]:
+            for change in changes:
+                op, _, setting = change.partition(":")
+                name, eq, value = setting.partition("=")
+                resource.add_incremental_config(
+                    ConfigEntry(name, value if eq else None, incremental_operation=OPERATIONS[op])
+                )
+            admin.incremental_alter_configs([resource])[resource].result(TIMEOUT_S)
+            return {}
+
+        def broker_resource(broker: str) -> ConfigResource:
+            return ConfigResource(ResourceType.BROKER, "" if broker == "-" else broker)
+
+        def broker_configs(broker: str) -> dict[str, Any]:
+            resource = broker_resource(broker)
+            entries = admin.describe_configs([resource])[resource].result(TIMEOUT_S)
+            return {
+                "configs": {name: entry.value for name, entry in entries.items()},
+                "sources": {name: ConfigSource(entry.source).name for name, entry in entries.items()},
+                "writable": sorted(name for name, entry in entries.items() if not entry.is_read_only),
+            }
+
+        def delete_records(topic: str, partition: str, offset: str) -> dict[str, Any]:
+            tp = TopicPartition(topic, int(partition), int(offset))
+            (future,) = admin.delete_records([tp]).values()
+            return {"low_watermark": future.result(TIMEOUT_S).low_watermark}
+
+        def elect_leaders(election_type: str, topic: str, partition: str) -> dict[str, Any]:
+            tp = TopicPartition(topic, int(partition))
+            answer = admin.elect_leaders(ElectionType[election_type], [tp]).result(TIMEOUT_S)
+            error = answer.get(tp)
+            if error is not None:
+                raise KafkaException(error)
+            return {}
+
+        def replicas(topic: str) -> dict[str, Any]:
+            answer = admin.describe_topics(TopicCollection([topic]))[topic].result(TIMEOUT_S)
+            return {
+                "partitions": {
+                    str(p.id): {
+                        "leader": p.leader.id if p.leader is not None else -1,
+                        "replicas": [n.id for n in p.replicas],
+                        "isr": [n.id for n in p.isr],
+                    }
+                    for p in answer.partitions
+                }
+            }
+
         handlers = {
             "create": create,
             "describe": describe,
@@ -176,6 +245,18 @@ class ConfluentOps(Ops):
             "describe-group": describe_group,
             "group-offsets": group_offsets,
             "producers": lambda *_: unsupported(("producers",), "librdkafka has no DescribeProducers"),
+            "create-partitions": create_partitions,
+            "alter-configs": lambda topic, *c: alter_configs(ConfigResource(ResourceType.TOPIC, topic), c),
+            "alter-broker-configs": lambda broker, *c: alter_configs(broker_resource(broker), c),
+            "broker-configs": broker_configs,
+            "delete-records": delete_records,
+            "log-dirs": lambda *_: unsupported(("log-dirs",), "librdkafka has no DescribeLogDirs"),
+            "elect-leaders": elect_leaders,
+            "reassign": lambda *_: unsupported(
+                ("reassign",), "librdkafka has no AlterPartitionReassignments"
+            ),
+            "reassignments": lambda *_: unsupported(("reassignments",), "librdkafka has no reassignments"),
+            "replicas": replicas,
         }
         try:
             return run_in_process(ops, handlers, error_name)

@@ -20,6 +20,26 @@ An operation is a tuple of strings (on a subprocess's stdin: one per line, tab-s
     group-offsets GROUP         -> offsets: {"TOPIC:PARTITION": committed offset}
     producers TOPIC PARTITION   -> producers: [{producer_id, epoch, last_sequence}] (DescribeProducers)
 
+The admin APIs of issue 14 (Java's Admin and confluent-kafka's AdminClient; the others answer unsupported):
+
+    create-partitions TOPIC COUNT [REPLICAS]...
+                                CreatePartitions; REPLICAS ("1,2,3") of each new partition if given
+    alter-configs TOPIC OP:NAME[=VALUE]...
+                                IncrementalAlterConfigs of a topic; OP set, delete, append or subtract
+    alter-broker-configs BROKER OP:NAME[=VALUE]...
+                                the same for a broker (its id, or - for the cluster-wide defaults)
+    broker-configs BROKER       -> configs, sources (as `configs`), writable: [the names not read-only]
+    delete-records TOPIC PARTITION OFFSET
+                                -> low_watermark (DeleteRecords)
+    log-dirs TOPIC              -> dirs: how many log directories the brokers have, sizes: {"BROKER:PARTITION":
+                                   bytes} of TOPIC's replicas (DescribeLogDirs; Java only)
+    elect-leaders TYPE TOPIC PARTITION
+                                ElectLeaders (TYPE PREFERRED or UNCLEAN)
+    reassign TOPIC PARTITION REPLICAS|cancel
+                                AlterPartitionReassignments (Java only)
+    reassignments               -> reassignments: {"TOPIC-PARTITION": {replicas, adding, removing}} (Java only)
+    replicas TOPIC              -> partitions: {"PARTITION": {leader, replicas, isr}}
+
 A result is {"op": name, ...the fields above}, or {"op": name, "error": NAME, "message": text} where NAME is what the
 client shows: the Java exception's class, librdkafka's error name (KafkaError.name()), kafka-python's exception
 class, the text after kcat's "ERROR: ", franz-go's Kafka error name (kerr) or its own error's text (compat/go/franz

@@ -20,7 +20,8 @@
 //   group-member TOPIC GROUP        KafkaConsumer subscribed to TOPIC in group GROUP (auto.offset.reset=earliest, no
 //                                   auto commit), commitSync after each poll's records, until stdin closes; then
 //                                   close() (LeaveGroup). Prints assignments, revocations, records, commits, "closed"
-//   ops                             one operation per stdin line, tab-separated (compat/clients/ops.py lists them),
+//   ops                             one operation per stdin line, tab-separated (compat/clients/ops.py lists them,
+//                                   the admin APIs of issue 14 too),
 //                                   through one Admin and one KafkaProducer; one JSON object per operation: its result
 //                                   or {"error": the exception's class, "message": ...}
 //
@@ -664,8 +665,168 @@ public final class Harness {
                     Thread.sleep(50);
                 }
             }
+            case "create-partitions" -> {
+                // create-partitions TOPIC COUNT [REPLICAS]...: REPLICAS of each new partition as "1,2,3"
+                List<List<Integer>> assignments = new ArrayList<>();
+                for (int i = 3; i < op.length; i++) {
+                    assignments.add(brokerList(op[i]));
+                }
+                org.apache.kafka.clients.admin.NewPartitions count = assignments.isEmpty()
+                        ? org.apache.kafka.clients.admin.NewPartitions.increaseTo(Integer.parseInt(op[2]))
+                        : org.apache.kafka.clients.admin.NewPartitions.increaseTo(Integer.parseInt(op[2]), assignments);
+                admin.createPartitions(Map.of(op[1], count)).all().get(timeout, TimeUnit.SECONDS);
+                return "";
+            }
+            case "alter-configs", "alter-broker-configs" -> {
+                // alter-configs TOPIC OP:NAME[=VALUE]...; alter-broker-configs BROKER|- OP:NAME[=VALUE]...
+                org.apache.kafka.common.config.ConfigResource resource = configResource(op[0], op[1]);
+                List<org.apache.kafka.clients.admin.AlterConfigOp> changes = new ArrayList<>();
+                for (int i = 2; i < op.length; i++) {
+                    int colon = op[i].indexOf(':');
+                    String setting = op[i].substring(colon + 1);
+                    int eq = setting.indexOf('=');
+                    String name = eq < 0 ? setting : setting.substring(0, eq);
+                    String value = eq < 0 ? null : setting.substring(eq + 1);
+                    changes.add(new org.apache.kafka.clients.admin.AlterConfigOp(
+                            new org.apache.kafka.clients.admin.ConfigEntry(name, value),
+                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.valueOf(
+                                    op[i].substring(0, colon).toUpperCase(java.util.Locale.ROOT))));
+                }
+                admin.incrementalAlterConfigs(Map.of(resource, changes)).all().get(timeout, TimeUnit.SECONDS);
+                return "";
+            }
+            case "broker-configs" -> {
+                org.apache.kafka.common.config.ConfigResource resource = configResource(op[0], op[1]);
+                org.apache.kafka.clients.admin.Config config = admin.describeConfigs(List.of(resource))
+                        .all().get(timeout, TimeUnit.SECONDS).get(resource);
+                StringBuilder values = new StringBuilder(",\"configs\":{");
+                StringBuilder sources = new StringBuilder(",\"sources\":{");
+                StringBuilder writable = new StringBuilder(",\"writable\":[");
+                String separator = "";
+                String comma = "";
+                for (org.apache.kafka.clients.admin.ConfigEntry entry : config.entries()) {
+                    values.append(separator).append(quote(entry.name())).append(':').append(quote(entry.value()));
+                    sources.append(separator).append(quote(entry.name())).append(':')
+                            .append(quote(entry.source().name()));
+                    separator = ",";
+                    if (!entry.isReadOnly()) {
+                        writable.append(comma).append(quote(entry.name()));
+                        comma = ",";
+                    }
+                }
+                return values.append('}').toString() + sources.append('}') + writable.append(']');
+            }
+            case "delete-records" -> {
+                TopicPartition tp = new TopicPartition(op[1], Integer.parseInt(op[2]));
+                org.apache.kafka.clients.admin.DeletedRecords deleted = admin.deleteRecords(
+                        Map.of(tp, org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(Long.parseLong(op[3]))))
+                        .lowWatermarks().get(tp).get(timeout, TimeUnit.SECONDS);
+                return ",\"low_watermark\":" + deleted.lowWatermark();
+            }
+            case "log-dirs" -> {
+                // log-dirs TOPIC: the size of each partition of TOPIC in every log directory of every broker
+                List<Integer> brokers = new ArrayList<>();
+                for (Node node : admin.describeCluster().nodes().get(timeout, TimeUnit.SECONDS)) {
+                    brokers.add(node.id());
+                }
+                Map<Integer, Map<String, org.apache.kafka.clients.admin.LogDirDescription>> dirs = admin
+                        .describeLogDirs(brokers).allDescriptions().get(timeout, TimeUnit.SECONDS);
+                TreeMap<String, Long> sizes = new TreeMap<>();
+                int count = 0;
+                for (Map.Entry<Integer, Map<String, org.apache.kafka.clients.admin.LogDirDescription>> broker
+                        : dirs.entrySet()) {
+                    for (org.apache.kafka.clients.admin.LogDirDescription dir : broker.getValue().values()) {
+                        count++;
+                        dir.replicaInfos().forEach((tp, info) -> {
+                            if (tp.topic().equals(op[1])) {
+                                sizes.put(broker.getKey() + ":" + tp.partition(), info.size());
+                            }
+                        });
+                    }
+                }
+                StringBuilder json = new StringBuilder(",\"dirs\":" + count + ",\"sizes\":{");
+                String separator = "";
+                for (Map.Entry<String, Long> entry : sizes.entrySet()) {
+                    json.append(separator).append(quote(entry.getKey())).append(':').append(entry.getValue());
+                    separator = ",";
+                }
+                return json.append('}').toString();
+            }
+            case "elect-leaders" -> {
+                // elect-leaders PREFERRED|UNCLEAN TOPIC PARTITION
+                TopicPartition tp = new TopicPartition(op[2], Integer.parseInt(op[3]));
+                java.util.Optional<Throwable> error = admin
+                        .electLeaders(org.apache.kafka.common.ElectionType.valueOf(op[1]), java.util.Set.of(tp))
+                        .partitions().get(timeout, TimeUnit.SECONDS).get(tp);
+                if (error.isPresent()) {
+                    throw error.get() instanceof Exception exception ? exception : new RuntimeException(error.get());
+                }
+                return "";
+            }
+            case "reassign" -> {
+                // reassign TOPIC PARTITION REPLICAS|cancel
+                TopicPartition tp = new TopicPartition(op[1], Integer.parseInt(op[2]));
+                java.util.Optional<org.apache.kafka.clients.admin.NewPartitionReassignment> target = op[3].equals("cancel")
+                        ? java.util.Optional.empty()
+                        : java.util.Optional.of(new org.apache.kafka.clients.admin.NewPartitionReassignment(brokerList(op[3])));
+                admin.alterPartitionReassignments(Map.of(tp, target)).all().get(timeout, TimeUnit.SECONDS);
+                return "";
+            }
+            case "reassignments" -> {
+                Map<TopicPartition, org.apache.kafka.clients.admin.PartitionReassignment> ongoing = admin
+                        .listPartitionReassignments().reassignments().get(timeout, TimeUnit.SECONDS);
+                StringBuilder json = new StringBuilder(",\"reassignments\":{");
+                String separator = "";
+                for (Map.Entry<String, org.apache.kafka.clients.admin.PartitionReassignment> entry
+                        : new TreeMap<>(toStrings(ongoing)).entrySet()) {
+                    json.append(separator).append(quote(entry.getKey()))
+                            .append(":{\"replicas\":").append(entry.getValue().replicas().toString().replace(" ", ""))
+                            .append(",\"adding\":").append(entry.getValue().addingReplicas().toString().replace(" ", ""))
+                            .append(",\"removing\":").append(entry.getValue().removingReplicas().toString().replace(" ", ""))
+                            .append('}');
+                    separator = ",";
+                }
+                return json.append('}').toString();
+            }
+            case "replicas" -> {
+                // replicas TOPIC: each partition's leader, replicas and ISR as describeTopics shows them
+                TopicDescription description = admin.describeTopics(List.of(op[1]))
+                        .allTopicNames().get(timeout, TimeUnit.SECONDS).get(op[1]);
+                StringBuilder json = new StringBuilder(",\"partitions\":{");
+                String separator = "";
+                for (TopicPartitionInfo info : description.partitions()) {
+                    json.append(separator).append(quote(String.valueOf(info.partition())))
+                            .append(":{\"leader\":").append(info.leader() == null ? -1 : info.leader().id())
+                            .append(",\"replicas\":").append(nodeIds(info.replicas()))
+                            .append(",\"isr\":").append(nodeIds(info.isr())).append('}');
+                    separator = ",";
+                }
+                return json.append('}').toString();
+            }
             default -> throw new IllegalArgumentException("unknown op " + op[0]);
         }
+    }
+
+    private static org.apache.kafka.common.config.ConfigResource configResource(String op, String name) {
+        boolean broker = op.equals("alter-broker-configs") || op.equals("broker-configs");
+        return new org.apache.kafka.common.config.ConfigResource(
+                broker ? org.apache.kafka.common.config.ConfigResource.Type.BROKER
+                        : org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
+                broker && name.equals("-") ? "" : name);
+    }
+
+    private static List<Integer> brokerList(String text) {
+        List<Integer> brokers = new ArrayList<>();
+        for (String id : text.split(",")) {
+            brokers.add(Integer.valueOf(id.trim()));
+        }
+        return brokers;
+    }
+
+    private static <V> Map<String, V> toStrings(Map<TopicPartition, V> map) {
+        Map<String, V> out = new HashMap<>();
+        map.forEach((tp, value) -> out.put(tp.toString(), value));
+        return out;
     }
 
     private static String partitionNumbers(java.util.Collection<TopicPartition> partitions) {

@@ -54,8 +54,14 @@ from protocol.messages.add_partitions_to_txn_request import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
+from protocol.messages.alter_configs_request import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
+from protocol.messages.alter_partition_reassignments_request import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
 )
 from protocol.messages.api_versions_request import ApiVersionsRequest
+from protocol.messages.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
 from protocol.messages.create_topics_request import (
     CreatableReplicaAssignment,
     CreatableTopic,
@@ -63,10 +69,16 @@ from protocol.messages.create_topics_request import (
     CreateTopicsRequest,
 )
 from protocol.messages.delete_groups_request import DeleteGroupsRequest
+from protocol.messages.delete_records_request import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
 from protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_configs_request import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_log_dirs_request import DescribableLogDirTopic, DescribeLogDirsRequest
 from protocol.messages.describe_producers_request import DescribeProducersRequest
 from protocol.messages.describe_producers_request import TopicRequest as DescribeProducersTopicRequest
 from protocol.messages.describe_topic_partitions_request import (
@@ -76,15 +88,23 @@ from protocol.messages.describe_topic_partitions_request import (
 )
 from protocol.messages.describe_transactions_request import DescribeTransactionsRequest
 from protocol.messages.end_txn_request import EndTxnRequest
+from protocol.messages.elect_leaders_request import ElectLeadersRequest
+from protocol.messages.elect_leaders_request import TopicPartitions as ElectTopicPartitions
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ReplicaState
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.heartbeat_request import HeartbeatRequest
+from protocol.messages.incremental_alter_configs_request import AlterableConfig as IncrementalAlterableConfig
+from protocol.messages.incremental_alter_configs_request import (
+    AlterConfigsResource as IncrementalAlterConfigsResource,
+)
+from protocol.messages.incremental_alter_configs_request import IncrementalAlterConfigsRequest
 from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.list_transactions_request import ListTransactionsRequest
+from protocol.messages.list_partition_reassignments_request import ListPartitionReassignmentsRequest
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit_request import (
     OffsetCommitRequest,
@@ -331,7 +351,7 @@ DESCRIBE_CONFIGS = [
     row(
         "configs-broker-keys",
         describe_configs(BROKER_RESOURCE, BROKER_ID, BROKER_KEYS, synonyms=True),
-        known=("static-broker-configs", *SYNONYMS),
+        known=SYNONYMS,
     ),
     row(
         "configs-broker-every-config",
@@ -360,6 +380,118 @@ DESCRIBE_CONFIGS = [
     row("configs-other-broker", describe_configs(BROKER_RESOURCE, "2")),
     row("configs-cluster-defaults", describe_configs(BROKER_RESOURCE, ""), known=DYNAMIC),
     row("configs-unknown-resource-type", describe_configs(1, "x")),
+]
+
+# ---- The admin APIs of issue 14: rows that change nothing (validate_only, refusals, a single node's answers) -------
+
+
+def grow(name: str, count: int) -> CreatePartitionsRequest:
+    return CreatePartitionsRequest(
+        topics=[CreatePartitionsTopic(name=name, count=count)], timeout_ms=30_000, validate_only=True
+    )
+
+
+def alter_incrementally(name: str, *changes: tuple[str, int, str | None]) -> IncrementalAlterConfigsRequest:
+    return IncrementalAlterConfigsRequest(
+        resources=[
+            IncrementalAlterConfigsResource(
+                resource_type=TOPIC_RESOURCE,
+                resource_name=name,
+                configs=[
+                    IncrementalAlterableConfig(name=n, config_operation=op, value=v) for n, op, v in changes
+                ],
+            )
+        ],
+        validate_only=True,
+    )
+
+
+def alter_all(name: str, **configs: str) -> AlterConfigsRequest:
+    return AlterConfigsRequest(
+        resources=[
+            AlterConfigsResource(
+                resource_type=TOPIC_RESOURCE,
+                resource_name=name,
+                configs=[AlterableConfig(name=n.replace("_", "."), value=v) for n, v in configs.items()],
+            )
+        ],
+        validate_only=True,
+    )
+
+
+def delete_records(name: str, offset: int) -> DeleteRecordsRequest:
+    return DeleteRecordsRequest(
+        topics=[
+            DeleteRecordsTopic(
+                name=name, partitions=[DeleteRecordsPartition(partition_index=0, offset=offset)]
+            )
+        ],
+        timeout_ms=30_000,
+    )
+
+
+def elect(election_type: int, name: str | None) -> ElectLeadersRequest:
+    partitions = None if name is None else [ElectTopicPartitions(topic=name, partitions=[0])]
+    return ElectLeadersRequest(election_type=election_type, topic_partitions=partitions)  # type: ignore[arg-type]
+
+
+SET, APPEND = 0, 2
+LOG_DIR_PLACES = (
+    ("results[*].log_dir", "each broker's own data directory"),
+    ("results[*].total_bytes", "the file system the data directory is on"),
+    ("results[*].usable_bytes", "the file system the data directory is on"),
+)
+
+ADMIN = [
+    row("create-partitions-unknown-topic", grow(UNKNOWN_TOPIC, 3)),
+    row("create-partitions-not-an-increase", grow(CONFIGURED, 1)),
+    row("create-partitions-same-count", grow(CONFIGURED, 2)),
+    row("create-partitions-validate-only", grow(LOG, 4)),
+    row("incremental-alter-configs", alter_incrementally(CONFIGURED, ("retention.ms", SET, "5000"))),
+    row(
+        "incremental-alter-configs-bad-value", alter_incrementally(CONFIGURED, ("retention.ms", SET, "soon"))
+    ),
+    row(
+        "incremental-alter-configs-unknown-name",
+        alter_incrementally(CONFIGURED, ("no.such.config", SET, "1")),
+    ),
+    row(
+        "incremental-alter-configs-append-to-a-long",
+        alter_incrementally(CONFIGURED, ("retention.ms", APPEND, "1")),
+    ),
+    row(
+        "incremental-alter-configs-unknown-topic",
+        alter_incrementally(UNKNOWN_TOPIC, ("retention.ms", SET, "1")),
+    ),
+    row("alter-configs", alter_all(CONFIGURED, retention_ms="5000")),
+    row("alter-configs-bad-value", alter_all(CONFIGURED, retention_ms="soon")),
+    row("alter-configs-unknown-topic", alter_all(UNKNOWN_TOPIC, retention_ms="1")),
+    row("delete-records-beyond-the-high-watermark", delete_records(LOG, LOG_END + 5)),
+    row("delete-records-unknown-topic", delete_records(UNKNOWN_TOPIC, 1)),
+    row("elect-preferred-leader", elect(0, LOG)),
+    row("elect-unclean-leader", elect(1, LOG), since=1),
+    row("elect-unknown-partition", elect(0, UNKNOWN_TOPIC)),
+    row("list-reassignments", ListPartitionReassignmentsRequest(topics=None)),
+    row(
+        "cancel-no-reassignment",
+        AlterPartitionReassignmentsRequest(
+            topics=[
+                ReassignableTopic(
+                    name=LOG, partitions=[ReassignablePartition(partition_index=0, replicas=None)]
+                )
+            ]
+        ),
+    ),
+    row(
+        "describe-log-dirs-unknown-topic",
+        DescribeLogDirsRequest(topics=[DescribableLogDirTopic(topic=UNKNOWN_TOPIC, partitions=[0])]),
+        masked=LOG_DIR_PLACES,
+    ),
+    row(
+        "describe-log-dirs-of-a-topic",
+        DescribeLogDirsRequest(topics=[DescribableLogDirTopic(topic=LOG, partitions=[0])]),
+        masked=LOG_DIR_PLACES,
+    ),
 ]
 
 # ---- ListOffsets, OffsetForLeaderEpoch ---------------------------------------------------------------------------
@@ -1135,6 +1267,7 @@ TABLE: list[Row] = [
     *DESCRIBE_CLUSTER,
     *DESCRIBE_TOPIC_PARTITIONS,
     *DESCRIBE_CONFIGS,
+    *ADMIN,
     *LIST_OFFSETS,
     *OFFSET_FOR_LEADER_EPOCH,
     *FETCH,

@@ -15,8 +15,16 @@ What is due, per partition (state last written at etcd revision ``rev``):
   keeps its last ISR, so that the first of those to come back is elected cleanly;
 - failed followers leave the ISR; returning brokers are not added back (the leader does that, through
   AlterPartition, once they have caught up);
-- missing partitions of a topic (a new topic, or CreatePartitions) are placed by rendezvous hashing over the
-  live brokers, the first replica leading.
+- a broker in controlled shutdown (SIGTERM: its registration says so) may not lead or stay in an ISR: each of its
+  leaderships moves to another in-sync replica that is not shutting down (one it leads alone stays), and it leaves
+  every ISR, as KRaft's controller does for a broker whose heartbeat asks to shut down;
+- a reassignment (AlterPartitionReassignments) completes once every target replica is in the ISR;
+- missing partitions of a topic (a new topic, or CreatePartitions) are placed on the replicas the topic record
+  assigns them (an explicit assignment), else by rendezvous hashing over the live brokers; the first replica leads.
+
+With `auto.leader.rebalance.enable`, every `leader.imbalance.check.interval.seconds` the controller also moves each
+leadership back to its preferred replica (the first) where that replica is in the ISR and eligible. As KRaft's
+controller, it balances every such partition; `leader.imbalance.per.broker.percentage` is not consulted.
 
 Every write compares the controller key's create_revision with this controller's epoch, so a controller whose
 lease lapsed cannot overwrite its successor's decisions.
@@ -25,19 +33,23 @@ lease lapsed cannot overwrite its successor's decisions.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterator
 
 import trio
 
 from kbroker.cluster.etcd import EtcdError, EtcdUnavailable
 from kbroker.cluster.metadata import (
+    complete_reassignment,
     elect_leader,
+    elect_preferred,
     initial_partition_state,
     leader_offline,
     place_replicas,
     remove_from_isr,
 )
 from kbroker.cluster.store import MAX_TXN_OPS, LeaseExpired, MetadataStore, PartitionWrite
+from kbroker.common import KafkaError
 from kbroker.metadata.image import NO_LEADER, MetadataImage, PartitionState
 from kbroker.metadata.topics import InvalidReplicationFactor
 
@@ -56,12 +68,17 @@ class Controller:
         lease_ttl: int = 10,
         retry_interval: float = 1.0,
         unclean_leader_election_default: bool = False,
+        auto_leader_rebalance: bool = False,
+        leader_imbalance_check_interval_s: float = 300.0,
     ) -> None:
         self.store = store
         self.node_id = node_id
         self.lease_ttl = lease_ttl
         self.retry_interval = retry_interval
         self.unclean_leader_election_default = unclean_leader_election_default
+        """unclean.leader.election.enable of the broker's static config; the cluster-wide dynamic value wins."""
+        self.auto_leader_rebalance = auto_leader_rebalance
+        self.leader_imbalance_check_interval_s = leader_imbalance_check_interval_s
         self.controller_epoch: int | None = None
         """The epoch while this node is the active controller, else None."""
 
@@ -113,27 +130,35 @@ class Controller:
         # Act only on a cache that includes our own controller key, so we never decide on older state.
         snapshot = await self.store.wait_for_revision(epoch)
         self.controller_epoch = epoch
+        next_rebalance = trio.current_time() + self.leader_imbalance_check_interval_s
         while True:
+            rebalance = self.auto_leader_rebalance and trio.current_time() >= next_rebalance
+            if rebalance:
+                next_rebalance = trio.current_time() + self.leader_imbalance_check_interval_s
             try:
-                outcome = await self.reconcile(snapshot, epoch)
+                outcome = await self.reconcile(snapshot, epoch, rebalance=rebalance)
             except EtcdError as exc:
                 log.warning("controller %d: write failed: %s", self.node_id, exc)
                 outcome = False
             if outcome is None:
                 log.warning("controller %d: fenced, epoch %d is over", self.node_id, epoch)
                 return
-            if outcome:
-                snapshot = await self.store.wait_for_change(snapshot.revision)
-            else:
+            wake_at = next_rebalance if self.auto_leader_rebalance else math.inf
+            if not outcome:
                 # A compare failed (our cache lagged) or etcd hiccuped: retry on the next change, or soon.
-                with trio.move_on_after(self.retry_interval):
-                    await self.store.wait_for_change(snapshot.revision)
-                snapshot = self.store.snapshot()
+                wake_at = min(wake_at, trio.current_time() + self.retry_interval)
+            with trio.move_on_at(wake_at):
+                await self.store.wait_for_change(snapshot.revision)
+            snapshot = self.store.snapshot()
 
-    async def reconcile(self, snapshot: MetadataImage, epoch: int) -> bool | None:
-        """Write every change due in this snapshot. True: all written (or nothing due); False: some writes
-        lost a race and must be recomputed from newer metadata; None: fenced (no longer the controller)."""
+    async def reconcile(self, snapshot: MetadataImage, epoch: int, *, rebalance: bool = False) -> bool | None:
+        """Write every change due in this snapshot (with `rebalance`, the preferred leader elections too). True: all
+        written (or nothing due); False: some writes lost a race and must be recomputed from newer metadata; None:
+        fenced (no longer the controller)."""
         writes = list(self.changes_due(snapshot))
+        if rebalance:
+            changed = {(w.topic, w.partition) for w in writes}
+            writes += [w for w in self.rebalance_due(snapshot) if (w.topic, w.partition) not in changed]
         all_written = True
         for batch in _batches(writes):
             outcome = await self.store.write_partitions(epoch, batch)
@@ -156,24 +181,25 @@ class Controller:
             states = snapshot.partitions.get(name, {})
             missing = [p for p in range(topic.num_partitions) if p not in states]
             if missing:
+                assignment = {p: topic.assignments[p] for p in missing if p in topic.assignments}
+                unassigned = [p for p in missing if p not in assignment]
                 try:
-                    assignment = place_replicas(
-                        name, missing, topic.replication_factor, snapshot.brokers.values()
+                    assignment.update(
+                        place_replicas(name, unassigned, topic.replication_factor, snapshot.brokers.values())
                     )
                 except InvalidReplicationFactor as exc:
                     log.warning("cannot place partitions of %s yet: %s", name, exc)
-                    assignment = {}
                 for p, replicas in assignment.items():
-                    leader = replicas[0]
-                    yield PartitionWrite(
-                        name,
-                        p,
-                        initial_partition_state(replicas),
-                        0,
-                        topic_revision,
-                        {leader: snapshot.brokers[leader].broker_epoch},
-                    )
-            unclean = topic.unclean_leader_election(self.unclean_leader_election_default)
+                    state = initial_partition_state(replicas)
+                    if state.leader not in snapshot.brokers:
+                        # An explicit assignment naming a broker that is down right now: no leader until the
+                        # controller elects one of the live replicas (next_state).
+                        state = leader_offline(state)
+                    epochs = {
+                        b: snapshot.brokers[b].broker_epoch for b in (state.leader,) if b in snapshot.brokers
+                    }
+                    yield PartitionWrite(name, p, state, 0, topic_revision, epochs)
+            unclean = topic.unclean_leader_election(self.unclean_default(snapshot))
             for p, state in states.items():
                 revision = snapshot.partition_revision(name, p)
                 new_state = self.next_state(snapshot, state, revision, unclean)
@@ -184,6 +210,14 @@ class Controller:
                     epochs[new_state.leader] = snapshot.brokers[new_state.leader].broker_epoch
                 yield PartitionWrite(name, p, new_state, revision, topic_revision, epochs)
 
+    def unclean_default(self, snapshot: MetadataImage) -> bool:
+        """unclean.leader.election.enable for topics without their own: the cluster-wide dynamic value, else the
+        static one."""
+        value = snapshot.broker_configs.get("", {}).get("unclean.leader.election.enable")
+        if value is None:
+            return self.unclean_leader_election_default
+        return value.strip().lower() == "true"
+
     @staticmethod
     def next_state(
         snapshot: MetadataImage, state: PartitionState, revision: int, unclean: bool
@@ -191,15 +225,49 @@ class Controller:
         """What the controller makes of one partition (None: nothing to do)."""
         live = snapshot.live_brokers()
         unchanged = snapshot.brokers_registered_before(revision)
+        eligible = unchanged & snapshot.eligible_brokers()
         if state.leader == NO_LEADER or state.leader not in unchanged:
-            elected = elect_leader(state, unchanged, False) or elect_leader(state, live, unclean)
+            elected = (
+                elect_leader(state, eligible, False)
+                or elect_leader(state, unchanged, False)
+                or elect_leader(state, live, unclean)
+            )
             if elected is not None:
-                return elected
+                return complete_reassignment(elected, eligible) or elected
             if state.leader == NO_LEADER:
                 return None
             return leader_offline(state)
-        failed = [b for b in state.isr if b not in unchanged]
-        return remove_from_isr(state, failed)
+        if state.leader not in eligible:
+            # Controlled shutdown: another in-sync replica takes over (the ISR then leaves the stopping broker out).
+            others = [b for b in state.isr if b != state.leader and b in eligible]
+            if others:
+                moved = elect_leader(state, eligible, False)
+                if moved is not None:
+                    return complete_reassignment(moved, eligible) or moved
+        failed = [b for b in state.isr if b not in eligible]
+        shrunk = remove_from_isr(state, failed)
+        return complete_reassignment(shrunk, eligible) or shrunk
+
+    def rebalance_due(self, snapshot: MetadataImage) -> Iterator[PartitionWrite]:
+        """Preferred leader elections for auto.leader.rebalance.enable: every partition led by another replica than
+        its preferred one, where the preferred one is in the ISR and eligible (pure: no I/O)."""
+        eligible = snapshot.eligible_brokers()
+        for name, states in snapshot.partitions.items():
+            topic_revision = snapshot.topic_revisions.get(name)
+            if topic_revision is None:
+                continue
+            for p, state in states.items():
+                if state.leader in (NO_LEADER, state.replicas[0]) or state.reassigning:
+                    continue
+                revision = snapshot.partition_revision(name, p)
+                if state.replicas[0] not in snapshot.brokers_registered_before(revision):
+                    continue
+                try:
+                    elected = elect_preferred(state, eligible)
+                except KafkaError:
+                    continue
+                epochs = {elected.leader: snapshot.brokers[elected.leader].broker_epoch}
+                yield PartitionWrite(name, p, elected, revision, topic_revision, epochs)
 
 
 def _batches(writes: list[PartitionWrite]) -> Iterator[list[PartitionWrite]]:

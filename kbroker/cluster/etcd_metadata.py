@@ -16,20 +16,28 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 
 import trio
 
 from kbroker.cluster.etcd import EtcdError, Get, Put, RangeResult, key_absent, mod_revision_is
 from kbroker.cluster.member import ClusterMember, run_cluster_member
+from kbroker.cluster.metadata import cancel_reassignment, elect_preferred, elect_unclean, reassign
 from kbroker.cluster.store import BrokerIdInUse, LeaseExpired, MetadataStore
 from kbroker.common import KafkaError, StartupError, TopicPartition
 from kbroker.config import BrokerConfig
+from kbroker.metadata.api import PREFERRED_ELECTION, ConfigChange
 from kbroker.metadata.image import EMPTY_IMAGE, MetadataImage, PartitionState, TopicMetadata
 from kbroker.metadata.meta_properties import write_meta_properties
 from kbroker.metadata.publisher import ImagePublisher
-from kbroker.metadata.topics import check_new_topic
+from kbroker.metadata.topics import (
+    UNKNOWN_TOPIC_MESSAGE,
+    UnknownTopic,
+    check_new_partitions,
+    check_new_topic,
+    validate_replicas,
+)
 from kbroker.security.image import SecurityChange
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
@@ -40,6 +48,8 @@ PRODUCER_ID_BLOCK_SIZE = 1000
 # How long CreateTopics / DeleteTopics wait for the controller and this node's metadata to reflect the change.
 TOPIC_CHANGE_WAIT_S = 10.0
 REJOIN_BACKOFF_S = 1.0
+
+PartitionChange = Callable[[PartitionState, MetadataImage, int], PartitionState]
 
 
 def metadata_url(config: BrokerConfig) -> str:
@@ -126,10 +136,10 @@ class EtcdMetadata(ImagePublisher):
                             self._port,
                             session_timeout=self._session_timeout_s,
                             endpoints=self._endpoints,
+                            unclean_leader_election_default=self._config.unclean_leader_election_enable,
+                            auto_leader_rebalance=self._config.auto_leader_rebalance_enable,
+                            leader_imbalance_check_interval_s=self._config.leader_imbalance_check_interval_seconds,
                         )
-                    )
-                    member.controller.unclean_leader_election_default = (
-                        self._config.unclean_leader_election_enable
                     )
                     await self._adopt_cluster_id(member)
                     self._member = member
@@ -189,14 +199,18 @@ class EtcdMetadata(ImagePublisher):
         configs: Mapping[str, str],
         *,
         validate_only: bool = False,
+        assignments: Mapping[int, Sequence[int]] | None = None,
     ) -> TopicMetadata:
         check_new_topic(self._image, self._config, name, num_partitions, replication_factor, configs)
         if validate_only:
             await trio.lowlevel.checkpoint()
             return TopicMetadata(name, ZERO_UUID, num_partitions, replication_factor, dict(configs))
         store = self._store()
+        placed = {p: tuple(replicas) for p, replicas in (assignments or {}).items()}
         try:
-            record = await store.create_topic(name, num_partitions, replication_factor, configs)
+            record = await store.create_topic(
+                name, num_partitions, replication_factor, configs, assignments=placed
+            )
         except EtcdError as exc:
             raise _unavailable(exc) from None
         log.info(
@@ -234,6 +248,143 @@ class EtcdMetadata(ImagePublisher):
             raise _unavailable(exc) from None
         # Answer once this node enforces the change itself (the others follow as their watches deliver it).
         await self.wait_for(lambda i: i.revision >= revision, TOPIC_CHANGE_WAIT_S)
+
+    async def create_partitions(
+        self,
+        name: str,
+        total: int,
+        assignments: Sequence[Sequence[int]] | None,
+        *,
+        validate_only: bool = False,
+    ) -> TopicMetadata:
+        placed = check_new_partitions(self._image, name, total, assignments)
+        if validate_only:
+            await trio.lowlevel.checkpoint()
+            return dataclasses.replace(self._image.topics[name], num_partitions=total)
+        store = self._store()
+        try:
+            record = await store.create_partitions(name, total, placed)
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+        log.info("topic %s now has %d partitions", name, total)
+        image = await self.wait_for(
+            lambda i: i.topic_complete(name) and i.topics[name].num_partitions >= total, TOPIC_CHANGE_WAIT_S
+        )
+        return image.topics[name] if image is not None else record
+
+    async def alter_topic_configs(
+        self, name: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        if validate_only:
+            topic = self._image.topics.get(name)
+            if topic is None:
+                raise UnknownTopic(UNKNOWN_TOPIC_MESSAGE)
+            change(topic.configs)
+            await trio.lowlevel.checkpoint()
+            return
+        store = self._store()
+        try:
+            record = await store.update_topic(
+                name, lambda t: dataclasses.replace(t, configs=dict(change(t.configs)))
+            )
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+        log.info("topic %s configs: %s", name, dict(record.configs))
+
+    async def alter_broker_configs(
+        self, entity: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        if validate_only:
+            change(self._image.broker_configs.get(entity, {}))
+            await trio.lowlevel.checkpoint()
+            return
+        store = self._store()
+        try:
+            configs = await store.update_broker_configs(entity, change)
+        except EtcdError as exc:
+            raise _unavailable(exc) from None
+        log.info("dynamic configs of %s: %s", f"broker {entity}" if entity else "every broker", configs)
+
+    # ---- ClusterAdmin ------------------------------------------------------------------------------------------
+
+    async def elect_leaders(
+        self, election_type: int, partitions: Collection[TopicPartition]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        def elect(state: PartitionState, snapshot: MetadataImage, revision: int) -> PartitionState:
+            eligible = snapshot.eligible_brokers() & snapshot.brokers_registered_before(revision)
+            if election_type == PREFERRED_ELECTION:
+                return elect_preferred(state, eligible)
+            return elect_unclean(state, snapshot.live_brokers(), eligible)
+
+        return await self._change_partitions(dict.fromkeys(partitions, elect))
+
+    async def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        def change_for(tp: TopicPartition, target: Sequence[int] | None) -> PartitionChange:
+            def change(state: PartitionState, snapshot: MetadataImage, revision: int) -> PartitionState:
+                eligible = snapshot.eligible_brokers() & snapshot.brokers_registered_before(revision)
+                if target is None:
+                    return cancel_reassignment(state, eligible)
+                validate_replicas(target, snapshot.brokers, f"partition {tp.partition}")
+                if not state.reassigning and tuple(target) == state.replicas:
+                    return state
+                return reassign(state, target, eligible)
+
+            return change
+
+        changed = await self._change_partitions({tp: change_for(tp, t) for tp, t in targets.items()})
+        for tp, target in targets.items():
+            if changed[tp] is None:
+                log.info("reassignment of %s: %s", tp, "cancelled" if target is None else list(target))
+        return changed
+
+    async def _change_partitions(
+        self, changes: Mapping[TopicPartition, PartitionChange]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        results: dict[TopicPartition, KafkaError | None] = {}
+        for tp, change in changes.items():
+            if not self._image.has_partition(tp.topic, tp.partition):
+                results[tp] = UnknownTopic(UNKNOWN_TOPIC_MESSAGE)
+                continue
+            try:
+                await self._store().change_partition(tp.topic, tp.partition, change)
+                results[tp] = None
+            except KafkaError as exc:
+                results[tp] = exc
+            except EtcdError as exc:
+                results[tp] = _unavailable(exc)
+        return results
+
+    async def controlled_shutdown(self, timeout_s: float) -> None:
+        """Mark this node's registration as shutting down, then wait until the controller has moved every leadership
+        that another in-sync replica can take and taken this node out of the ISRs (see controller.py)."""
+        member = self._member
+        if member is None:
+            return
+        node = self._node_id
+        try:
+            if not await member.store.begin_controlled_shutdown():
+                return
+        except EtcdError as exc:
+            log.warning("controlled shutdown: cannot tell the controller (%s); stopping anyway", exc)
+            return
+        log.info("controlled shutdown: waiting for the leaderships of broker %d to move", node)
+
+        def moved(image: MetadataImage) -> bool:
+            eligible = image.eligible_brokers()
+            for states in image.partitions.values():
+                for state in states.values():
+                    if node in state.isr and any(b != node and b in eligible for b in state.isr):
+                        return False
+            return True
+
+        if await self.wait_for(moved, timeout_s) is None:
+            log.warning(
+                "controlled shutdown: leaderships still on broker %d after %.0f s; stopping", node, timeout_s
+            )
+        else:
+            log.info("controlled shutdown: broker %d leads nothing another replica could", node)
 
     # ---- ProducerIdManager -------------------------------------------------------------------------------------
 

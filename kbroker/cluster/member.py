@@ -31,6 +31,9 @@ async def run_cluster_member(
     *,
     session_timeout: int = 10,
     endpoints: Mapping[str, tuple[str, int]] | None = None,
+    unclean_leader_election_default: bool = False,
+    auto_leader_rebalance: bool = False,
+    leader_imbalance_check_interval_s: float = 300.0,
     task_status: trio.TaskStatus[ClusterMember] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """``member = await nursery.start(run_cluster_member, url, node_id, host, port)``.
@@ -49,7 +52,14 @@ async def run_cluster_member(
                 partial(store.register_broker, registration, ttl=session_timeout)
             )
             await store.wait_for_revision(registered.broker_epoch)
-            controller = Controller(store, node_id, lease_ttl=session_timeout)
+            controller = Controller(
+                store,
+                node_id,
+                lease_ttl=session_timeout,
+                unclean_leader_election_default=unclean_leader_election_default,
+                auto_leader_rebalance=auto_leader_rebalance,
+                leader_imbalance_check_interval_s=leader_imbalance_check_interval_s,
+            )
             nursery.start_soon(controller.run)
             task_status.started(ClusterMember(store, registered, controller))
     finally:

@@ -9,7 +9,7 @@ kbroker/metadata/image.py.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, unquote
@@ -54,6 +54,22 @@ class StaleBrokerEpoch(CodedError):
     error_code = ErrorCode.STALE_BROKER_EPOCH
 
 
+class ElectionNotNeeded(CodedError):
+    error_code = ErrorCode.ELECTION_NOT_NEEDED
+
+
+class PreferredLeaderNotAvailable(CodedError):
+    error_code = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+
+
+class EligibleLeadersNotAvailable(CodedError):
+    error_code = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+
+
+class NoReassignmentInProgress(CodedError):
+    error_code = ErrorCode.NO_REASSIGNMENT_IN_PROGRESS
+
+
 def initial_partition_state(replicas: tuple[int, ...]) -> PartitionState:
     """A new partition: the first replica (the preferred one) leads, every replica is in sync (all logs empty)."""
     return PartitionState(replicas[0], 0, replicas, replicas, 0)
@@ -72,6 +88,8 @@ class KeyLayout:
     scram/<mechanism>/<user>          ScramCredential (user URL-quoted)
     acls/<id>                         AclBinding
     quotas/<entity>                   client quota values of one entity (its JSON key, URL-quoted)
+    broker_configs/<node_id>          a broker's dynamic configs (JSON object of strings)
+    broker_configs/default            the cluster-wide dynamic broker configs
     """
 
     def __init__(self, cluster: str = "default") -> None:
@@ -85,6 +103,7 @@ class KeyLayout:
         self.scram_prefix = self.root + b"scram/"
         self.acls_prefix = self.root + b"acls/"
         self.quotas_prefix = self.root + b"quotas/"
+        self.broker_configs_prefix = self.root + b"broker_configs/"
 
     def broker(self, node_id: int) -> bytes:
         return self.brokers_prefix + str(node_id).encode()
@@ -107,9 +126,13 @@ class KeyLayout:
     def quota(self, entity_key: str) -> bytes:
         return self.quotas_prefix + quote(entity_key, safe="").encode()
 
+    def broker_configs(self, entity: str) -> bytes:
+        """`entity`: a node id's string, or "" for the cluster-wide defaults."""
+        return self.broker_configs_prefix + (entity or _DEFAULT_CONFIG_KEY).encode()
+
     def parse(self, key: bytes) -> tuple[str, Any] | None:
         """("broker", node_id) | ("controller", None) | ("topic", name) | ("partition", (name, p)) |
-        ("scram", (user, mechanism)) | ("acl", id) | ("quota", entity key) | None."""
+        ("scram", (user, mechanism)) | ("acl", id) | ("quota", entity key) | ("broker_configs", entity) | None."""
         if not key.startswith(self.root):
             return None
         if key == self.controller:
@@ -129,9 +152,15 @@ class KeyLayout:
                 return ("acl", key[len(self.acls_prefix) :].decode())
             if key.startswith(self.quotas_prefix):
                 return ("quota", unquote(key[len(self.quotas_prefix) :].decode()))
+            if key.startswith(self.broker_configs_prefix):
+                entity = key[len(self.broker_configs_prefix) :].decode()
+                return ("broker_configs", "" if entity == _DEFAULT_CONFIG_KEY else entity)
         except ValueError:
             return None
         return None
+
+
+_DEFAULT_CONFIG_KEY = "default"
 
 
 # ---- leader election and ISR changes --------------------------------------------------------------------
@@ -251,6 +280,88 @@ def expand_isr(
     new_isr = [*state.isr, caught_up] if caught_up not in state.isr else list(state.isr)
     return alter_isr(state, leader_id=leader_id, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
                      new_isr=new_isr, live_brokers=live_brokers)  # fmt: skip
+
+
+# ---- elections asked for (ElectLeaders, the controller's rebalance) and reassignments (KIP-455) -------------------
+
+
+def elect_preferred(state: PartitionState, eligible: Collection[int]) -> PartitionState:
+    """ElectLeaders PREFERRED (and auto.leader.rebalance.enable): the first replica leads, if it is in the ISR and
+    eligible (live, not shutting down). ELECTION_NOT_NEEDED if it leads already, PREFERRED_LEADER_NOT_AVAILABLE if
+    it may not."""
+    preferred = state.replicas[0]
+    if state.leader == preferred:
+        raise ElectionNotNeeded("Leader election not needed for topic partition.")
+    if preferred not in state.isr or preferred not in eligible:
+        raise PreferredLeaderNotAvailable(
+            f"Failed to elect leader for partition: preferred replica {preferred} is not "
+            + ("in the ISR." if preferred not in state.isr else "a live broker.")
+        )
+    return _changed(state, leader=preferred, leader_epoch=state.leader_epoch + 1)
+
+
+def elect_unclean(state: PartitionState, live: Collection[int], eligible: Collection[int]) -> PartitionState:
+    """ElectLeaders UNCLEAN: a partition without a live leader gets one, from the ISR if any member is eligible, else
+    any live replica (which may lack committed records). ELECTION_NOT_NEEDED while the leader is live,
+    ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is."""
+    if state.leader != NO_LEADER and state.leader in live:
+        raise ElectionNotNeeded("Leader election not needed for topic partition.")
+    elected = elect_leader(state, eligible, False) or elect_leader(state, eligible, True)
+    if elected is None:
+        raise EligibleLeadersNotAvailable("Failed to elect leader for partition: no replica is live.")
+    return elected
+
+
+def reassign(state: PartitionState, target: Sequence[int], eligible: Collection[int]) -> PartitionState:
+    """Start a reassignment to `target` (AlterPartitionReassignments), replacing one in progress: the replicas become
+    the target followed by the original replicas it drops (Kafka's order, so the target's first replica is the
+    preferred leader), the new ones start outside the ISR and catch up as followers. A target the ISR already covers
+    (a reordering, or only dropping replicas) completes at once."""
+    original = state.original_replicas
+    target = tuple(target)
+    adding = tuple(b for b in target if b not in original)
+    removing = tuple(b for b in original if b not in target)
+    replicas = target + removing
+    isr = tuple(b for b in state.isr if b in replicas)
+    changed = _changed(
+        state, replicas=replicas, isr=isr or state.isr, adding_replicas=adding, removing_replicas=removing
+    )
+    if changed.leader not in replicas:
+        # The leader was being added by the reassignment this one replaces.
+        changed = elect_leader(replace(changed, isr=isr), eligible, False) or leader_offline(changed)
+    return complete_reassignment(changed, eligible) or changed
+
+
+def cancel_reassignment(state: PartitionState, eligible: Collection[int]) -> PartitionState:
+    """Go back to the replicas before the reassignment; the replicas it was adding leave. NO_REASSIGNMENT_IN_PROGRESS
+    if there is none."""
+    if not state.reassigning:
+        raise NoReassignmentInProgress()  # with no message, as Kafka
+    original = state.original_replicas
+    isr = tuple(b for b in state.isr if b in original)
+    reverted = _changed(
+        state, replicas=original, isr=isr or state.isr, adding_replicas=(), removing_replicas=()
+    )
+    if reverted.leader not in original:
+        reverted = elect_leader(replace(reverted, isr=isr), eligible, False) or leader_offline(reverted)
+    return reverted
+
+
+def complete_reassignment(state: PartitionState, eligible: Collection[int]) -> PartitionState | None:
+    """The controller finishes a reassignment once every target replica is in the ISR: the replicas become the
+    target, the dropped ones leave the ISR (and delete their logs), and a dropped leader hands over to the first
+    target replica in the ISR. None while it is not ready (or there is none)."""
+    if not state.reassigning:
+        return None
+    target = state.target_replicas
+    if not set(target) <= set(state.isr):
+        return None
+    isr = tuple(b for b in state.isr if b in target)
+    done = _changed(state, replicas=target, isr=isr, adding_replicas=(), removing_replicas=())
+    if done.leader not in target:
+        leader = next((b for b in target if b in eligible), target[0])
+        done = replace(done, leader=leader, leader_epoch=state.leader_epoch + 1)
+    return done
 
 
 def _changed(state: PartitionState, **changes: Any) -> PartitionState:

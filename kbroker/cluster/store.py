@@ -122,6 +122,9 @@ class MetadataStore:
         self._topic_revisions: dict[str, int] = {}
         self._partitions: dict[str, dict[int, PartitionState]] = {}
         self._partition_revisions: dict[str, dict[int, int]] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}
+        self._registration: tuple[BrokerRegistration, int] | None = None
+        """This process's own broker registration and its lease, while registered."""
         self._dirty_topics: set[str] = set()
         self._scram: dict[tuple[str, str], ScramCredential] = {}
         self._acls: dict[str, AclBinding] = {}
@@ -240,6 +243,7 @@ class MetadataStore:
                 partitions=partitions,
                 partition_revisions=revisions,
                 security=self._security_image(),
+                broker_configs={entity: dict(configs) for entity, configs in self._broker_configs.items()},
             )
             self._dirty_topics.clear()
             self._last_snapshot = self._snapshot
@@ -301,6 +305,7 @@ class MetadataStore:
         self._acls.clear()
         self._quotas.clear()
         self._security = None
+        self._broker_configs.clear()
         self._cached_keys.clear()
         self._snapshot = None
         for kv in kvs:
@@ -354,6 +359,8 @@ class MetadataStore:
                 values = json.loads(kv.value)
                 self._quotas[quota_entity_from_key(ident)] = {str(k): float(v) for k, v in values.items()}
                 self._security = None
+            elif kind == "broker_configs":
+                self._broker_configs[ident] = _read_configs(kv.value)
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             # A value we cannot read must not take the broker down; it is logged and left out of the cache.
             log.error("ignoring unreadable metadata at %r: %r", kv.key, exc)
@@ -389,6 +396,8 @@ class MetadataStore:
         elif kind == "quota":
             self._quotas.pop(quota_entity_from_key(ident), None)
             self._security = None
+        elif kind == "broker_configs":
+            self._broker_configs.pop(ident, None)
 
     # ---- leases --------------------------------------------------------------------------------------
 
@@ -457,12 +466,27 @@ class MetadataStore:
             await trio.sleep(0.2)
         try:
             registered = replace(registration, broker_epoch=registered_at)
+            self._registration = (registered, lease.id)
             log.info("registered broker %d with broker epoch %d", registration.node_id, registered_at)
             task_status.started(registered)
             await self.keep_alive(lease.id, ttl)
         finally:
+            self._registration = None
             if revoke_on_exit:
                 await self.revoke_lease(lease.id)
+
+    async def begin_controlled_shutdown(self) -> bool:
+        """Mark this process's registration as shutting down (same key, lease and broker epoch), so the controller
+        moves its leaderships away. False if it is not registered (any more)."""
+        if self._registration is None:
+            return False
+        registration, lease_id = self._registration
+        key = self.keys.broker(registration.node_id)
+        stopping = replace(registration, in_controlled_shutdown=True)
+        result = await self.client.txn(
+            [create_revision_is(key, registration.broker_epoch)], [Put(key, stopping.to_json(), lease_id)]
+        )
+        return result.succeeded
 
     # ---- the controller key --------------------------------------------------------------------------
 
@@ -525,6 +549,7 @@ class MetadataStore:
         configs: Mapping[str, str] | None = None,
         *,
         topic_id: uuid.UUID | None = None,
+        assignments: Mapping[int, tuple[int, ...]] | None = None,
     ) -> TopicMetadata:
         """Create a topic record; the controller then places its partitions (wait with `wait_until(topic_complete)`).
 
@@ -540,7 +565,12 @@ class MetadataStore:
                 f"replication factor {replication_factor} needs that many live brokers; {live} are live"
             )
         record = TopicMetadata(
-            name, topic_id or uuid.uuid4(), partitions, replication_factor, dict(configs or {})
+            name,
+            topic_id or uuid.uuid4(),
+            partitions,
+            replication_factor,
+            dict(configs or {}),
+            dict(assignments or {}),
         )
         key = self.keys.topic(name)
         result = await self.client.txn([key_absent(key)], [Put(key, record.to_json())])
@@ -548,22 +578,94 @@ class MetadataStore:
             raise TopicAlreadyExists(f"topic {name!r} already exists")
         return record
 
-    async def create_partitions(self, name: str, total: int) -> TopicMetadata:
-        """Raise a topic's partition count (CreatePartitions); the controller places the new partitions."""
-        key = self.keys.topic(name)
-        kv = await self.client.get(key)
-        if kv is None:
-            raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
-        record = TopicMetadata.from_json(name, kv.value)
-        if total <= record.num_partitions:
-            raise InvalidPartitions(
-                f"topic {name!r} has {record.num_partitions} partitions; {total} is not more"
+    async def create_partitions(
+        self, name: str, total: int, assignments: Mapping[int, tuple[int, ...]] | None = None
+    ) -> TopicMetadata:
+        """Raise a topic's partition count (CreatePartitions); the controller places the new partitions (on
+        `assignments` where given)."""
+
+        def grow(record: TopicMetadata) -> TopicMetadata:
+            if total <= record.num_partitions:
+                raise InvalidPartitions(
+                    f"Topic currently has {record.num_partitions} partitions, which is higher than the requested "
+                    f"{total}."
+                    if total < record.num_partitions
+                    else f"Topic already has {record.num_partitions} partitions."
+                )
+            return replace(
+                record, num_partitions=total, assignments={**record.assignments, **(assignments or {})}
             )
-        updated = replace(record, num_partitions=total)
-        result = await self.client.txn([mod_revision_is(key, kv.mod_revision)], [Put(key, updated.to_json())])
-        if not result.succeeded:
-            raise InvalidPartitions(f"topic {name!r} changed concurrently; retry")
-        return updated
+
+        return await self.update_topic(name, grow)
+
+    async def update_topic(
+        self, name: str, change: Callable[[TopicMetadata], TopicMetadata]
+    ) -> TopicMetadata:
+        """Read a topic record from etcd, apply `change` (which raises KafkaError to refuse) and write it back if
+        nothing changed it meanwhile (else read and apply again). The new record."""
+        key = self.keys.topic(name)
+        for _attempt in range(10):
+            kv = await self.client.get(key)
+            if kv is None:
+                raise UnknownTopicOrPartition(f"topic {name!r} does not exist")
+            updated = change(TopicMetadata.from_json(name, kv.value))
+            result = await self.client.txn(
+                [mod_revision_is(key, kv.mod_revision)], [Put(key, updated.to_json())]
+            )
+            if result.succeeded:
+                await self.wait_for_revision(result.revision)
+                return updated
+        raise EtcdUnavailable(f"the record of topic {name} kept changing; giving up", 14)
+
+    async def update_broker_configs(
+        self, entity: str, change: Callable[[Mapping[str, str]], Mapping[str, str]]
+    ) -> dict[str, str]:
+        """The same for the dynamic configs of a broker (`entity`: its id) or of every broker (""); an empty result
+        deletes the key."""
+        key = self.keys.broker_configs(entity)
+        for _attempt in range(10):
+            kv = await self.client.get(key)
+            current = _read_configs(kv.value) if kv is not None else {}
+            updated = dict(change(current))
+            compare = mod_revision_is(key, kv.mod_revision) if kv is not None else key_absent(key)
+            write: Put | Delete = Put(key, _dump_configs(updated)) if updated else Delete(key)
+            result = await self.client.txn([compare], [write])
+            if result.succeeded:
+                await self.wait_for_revision(result.revision)
+                return updated
+        raise EtcdUnavailable(
+            f"the dynamic configs of {entity or 'every broker'} kept changing; giving up", 14
+        )
+
+    async def change_partition(
+        self,
+        topic: str,
+        partition: int,
+        change: Callable[[PartitionState, MetadataImage, int], PartitionState],
+    ) -> PartitionState:
+        """An administrative change of one partition's state (ElectLeaders, AlterPartitionReassignments): read from
+        etcd, `change(state, snapshot, the state's revision)` (KafkaError refuses), and write it if neither the
+        partition nor its new leader's registration changed meanwhile (else read and judge again), as a leader's
+        AlterPartition is written."""
+        key = self.keys.partition(topic, partition)
+        for _attempt in range(10):
+            kv = await self.client.get(key)
+            if kv is None:
+                raise UnknownTopicOrPartition("This server does not host this topic-partition.")
+            state = PartitionState.from_json(kv.value)
+            snapshot = self.snapshot()
+            new_state = change(state, snapshot, kv.mod_revision)
+            if new_state == state:
+                return state
+            compares = [mod_revision_is(key, kv.mod_revision)]
+            leader = snapshot.brokers.get(new_state.leader)
+            if new_state.leader != state.leader and leader is not None:
+                compares.append(create_revision_is(self.keys.broker(leader.node_id), leader.broker_epoch))
+            result = await self.client.txn(compares, [Put(key, new_state.to_json())])
+            if result.succeeded:
+                await self.wait_for_revision(result.revision)
+                return new_state
+        raise EtcdUnavailable(f"{topic}-{partition} kept changing; giving up", 14)
 
     async def delete_topic(self, name: str) -> None:
         """Delete a topic record and all its partition states in one transaction."""
@@ -650,14 +752,16 @@ class MetadataStore:
             if kv is None:
                 raise UnknownTopicOrPartition(f"{topic}-{partition} does not exist")
             state = PartitionState.from_json(kv.value)
-            brokers = self.snapshot().brokers
+            snapshot = self.snapshot()
+            brokers = snapshot.brokers
             new_state = alter_isr(
                 state,
                 leader_id=leader_id,
                 leader_epoch=leader_epoch,
                 partition_epoch=partition_epoch,
                 new_isr=new_isr,
-                live_brokers=brokers,
+                # KIP-841: a broker in controlled shutdown may not join an ISR.
+                live_brokers=snapshot.eligible_brokers(),
             )
             if new_state is state:
                 return state
@@ -673,3 +777,14 @@ class MetadataStore:
                 raise StaleBrokerEpoch(f"broker {leader_id} at epoch {broker_epoch} is no longer registered")
             # The partition or an added broker changed between our read and our write: judge again.
         raise EtcdUnavailable(f"AlterPartition of {topic}-{partition} kept racing; giving up", 14)
+
+
+def _read_configs(data: bytes) -> dict[str, str]:
+    obj = json.loads(data)
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object of configs")
+    return {str(k): str(v) for k, v in obj.items()}
+
+
+def _dump_configs(configs: Mapping[str, str]) -> bytes:
+    return json.dumps(dict(configs), separators=(",", ":"), sort_keys=True).encode()

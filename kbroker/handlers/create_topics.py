@@ -4,9 +4,9 @@ Creates each topic with its partition count and replication factor (-1 takes `nu
 `default.replication.factor`, v4+) or an explicit replica assignment, and its configs under Kafka's topic config names
 (unknown names or bad values get INVALID_CONFIG). validate_only checks without creating. A name listed twice in one
 request is answered once, with INVALID_REQUEST, as KRaft Kafka does. v5+ answers with the topic's id, partition
-count, replication factor and effective configs.
-Not implemented: explicit replica assignments are checked (INVALID_REPLICA_ASSIGNMENT) and give the partition count
-and replication factor, but a cluster's controller places the replicas itself.
+count, replication factor and effective configs. An explicit replica assignment (INVALID_REPLICA_ASSIGNMENT if it is
+not one list per partition 0..n-1, all as long, of distinct registered brokers) places each partition on its
+replicas, the first one leading.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from protocol.messages.create_topics_response import (
 
 def _resolve(
     config: BrokerConfig, image: MetadataImage, t: CreatableTopic
-) -> tuple[int, int, dict[str, str]]:
+) -> tuple[int, int, dict[str, str], dict[int, list[int]] | None]:
     configs: dict[str, str] = {}
     for c in t.configs:
         if c.value is None:
@@ -65,10 +65,11 @@ def _resolve(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                     f"Invalid replica assignment {a.broker_ids} for partition {a.partition_index}",
                 )
-        return len(t.assignments), sizes.pop(), configs
+        assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments}
+        return len(t.assignments), sizes.pop(), configs, assignments
     partitions = config.num_partitions if t.num_partitions == -1 else t.num_partitions
     rf = config.default_replication_factor if t.replication_factor == -1 else t.replication_factor
-    return partitions, rf, configs
+    return partitions, rf, configs, None
 
 
 def effective_configs(config: BrokerConfig, explicit: dict[str, str]) -> list[CreatableTopicConfigs]:
@@ -103,9 +104,9 @@ async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsR
             result.error_message = "Authorization failed."
             continue
         try:
-            partitions, rf, configs = _resolve(services.config, services.metadata.image(), t)
+            partitions, rf, configs, assignments = _resolve(services.config, services.metadata.image(), t)
             topic = await services.topic_admin.create_topic(
-                t.name, partitions, rf, configs, validate_only=req.validate_only
+                t.name, partitions, rf, configs, validate_only=req.validate_only, assignments=assignments
             )
         except KafkaError as exc:
             result.error_code = exc.code

@@ -1,13 +1,15 @@
 """DescribeConfigs (32), v1-4 (v1 is Kafka 4.0's minimum).
 
 Topic resources (type 2) list every topic config kbroker honours or accepts, with its effective value and source
-(TOPIC_CONFIG for explicit values, STATIC_BROKER_CONFIG when a broker setting supplies it, DEFAULT_CONFIG otherwise),
-and synonyms when asked. Broker resources (type 4) list the broker configs of `kbroker serve --help` (all read-only,
-with Kafka's config types; synonyms: the value given at start-up, then the default); a broker id other than ours is
-answered by that broker in a cluster, so here it is INVALID_REQUEST; the empty name (the cluster-wide dynamic
-defaults) lists nothing, since broker configs are static. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (with an
-empty message, as Kafka); unsupported resource types INVALID_REQUEST. Where Kafka answers otherwise:
-docs/kafka-differences.md.
+(TOPIC_CONFIG for explicit values; otherwise where the broker setting that gives its default comes from:
+DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, or DEFAULT_CONFIG), and synonyms when
+asked (the topic's own value, then each place the broker setting is set, in that order). Broker resources (type 4)
+list the broker configs of `kbroker serve --help` with Kafka's config types, the dynamic ones (config.py's
+DYNAMIC_BROKER_CONFIGS) writable, each with its value from the first place it is set: this broker's dynamic configs,
+the cluster-wide ones, the start-up settings, the default (synonyms: all of them, in that order). A broker id other
+than ours is answered by that broker in a cluster, so here it is INVALID_REQUEST; the empty name lists the
+cluster-wide dynamic configs. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (with an empty message, as Kafka);
+unsupported resource types INVALID_REQUEST. Where Kafka answers otherwise: docs/kafka-differences.md.
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ from collections.abc import Mapping
 from kbroker.config import (
     BROKER_CONFIGS,
     DEFAULT_CONFIG,
+    DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_BROKER_CONFIGS,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
     STATIC_BROKER_CONFIG,
     TOPIC_CONFIG_SOURCE,
     TOPIC_CONFIG_SYNONYMS,
     BrokerConfig,
+    DynamicBrokerConfigs,
 )
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.metadata.image import DEFAULT_BROKER_ENTITY
 from kbroker.security.acl import AclOperation as Op
 from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
@@ -46,6 +53,10 @@ _TYPE_CODES = {
 async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsResponse:
     config = ctx.services.config
     image = ctx.services.metadata.image()
+    dynamic = DynamicBrokerConfigs(
+        cluster=image.broker_configs.get(DEFAULT_BROKER_ENTITY, {}),
+        node=image.broker_configs.get(str(config.node_id), {}),
+    )
     results = []
     for res in req.resources:
         # As Kafka: a described resource's error message is the empty string, not null.
@@ -67,7 +78,7 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
             if topic is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # with no message, as Kafka
                 continue
-            for name, value, source in config.describe_topic_configs(topic.configs):
+            for name, value, source in config.describe_topic_configs(topic.configs, dynamic):
                 if wanted is not None and name not in wanted:
                     continue
                 entry = DescribeConfigsResourceResult(
@@ -79,17 +90,39 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
                     config_type=_TYPE_CODES.get(_topic_type(name), 2),
                 )
                 if req.include_synonyms:
-                    entry.synonyms = _topic_synonyms(config, name, topic.configs)
+                    entry.synonyms = _topic_synonyms(config, name, topic.configs, dynamic)
                 result.configs.append(entry)
         elif res.resource_type == BROKER:
             if res.resource_name == "":
-                # The cluster-wide dynamic defaults (KIP-226): there are no dynamic broker configs.
+                # The cluster-wide dynamic defaults (KIP-226): only those set.
+                for name, value in sorted(dynamic.cluster.items()):
+                    if wanted is not None and name not in wanted:
+                        continue
+                    defn = BROKER_CONFIGS.get(name)
+                    result.configs.append(
+                        DescribeConfigsResourceResult(
+                            name=name,
+                            value=value,
+                            read_only=False,
+                            is_default=False,
+                            config_source=DYNAMIC_DEFAULT_BROKER_CONFIG,
+                            config_type=_TYPE_CODES.get(defn.type, 2) if defn else 2,
+                            documentation=defn.doc if defn and req.include_documentation else None,
+                            synonyms=[
+                                DescribeConfigsSynonym(
+                                    name=name, value=value, source=DYNAMIC_DEFAULT_BROKER_CONFIG
+                                )
+                            ]
+                            if req.include_synonyms
+                            else [],
+                        )
+                    )
                 continue
             if res.resource_name != str(config.node_id):
                 result.error_code = ErrorCode.INVALID_REQUEST
                 result.error_message = f"broker {res.resource_name} is not this broker ({config.node_id})"
                 continue
-            for name, value, is_default in config.describe():
+            for name, value, source, synonyms in config.describe(dynamic):
                 if wanted is not None and name not in wanted:
                     continue
                 defn = BROKER_CONFIGS[name]
@@ -97,13 +130,17 @@ async def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeCo
                     DescribeConfigsResourceResult(
                         name=name,
                         value=value,
-                        read_only=True,
-                        is_default=is_default,
+                        read_only=name not in DYNAMIC_BROKER_CONFIGS,
+                        is_default=source == DEFAULT_CONFIG,
                         is_sensitive=defn.sensitive,
-                        config_source=DEFAULT_CONFIG if is_default else STATIC_BROKER_CONFIG,
+                        config_source=source,
                         config_type=_TYPE_CODES.get(defn.type, 2),
                         documentation=defn.doc if req.include_documentation else None,
-                        synonyms=_broker_synonyms(config, name) if req.include_synonyms else [],
+                        synonyms=[
+                            DescribeConfigsSynonym(name=name, value=v, source=src) for v, src in synonyms
+                        ]
+                        if req.include_synonyms
+                        else [],
                     )
                 )
         else:
@@ -118,28 +155,23 @@ def _topic_type(name: str) -> str:
 
 
 def _topic_synonyms(
-    config: BrokerConfig, name: str, explicit: Mapping[str, str]
+    config: BrokerConfig, name: str, explicit: Mapping[str, str], dynamic: DynamicBrokerConfigs
 ) -> list[DescribeConfigsSynonym]:
+    """The topic's own value, then the broker setting that gives its default: its dynamic values (this broker's,
+    the cluster-wide one), then its start-up value or else its default."""
     out = []
     if name in explicit:
         out.append(DescribeConfigsSynonym(name=name, value=explicit[name], source=TOPIC_CONFIG_SOURCE))
     broker_name = TOPIC_CONFIG_SYNONYMS.get(name)
     if broker_name is not None:
+        for layer, source in (
+            (dynamic.node, DYNAMIC_BROKER_CONFIG),
+            (dynamic.cluster, DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ):
+            if broker_name in layer:
+                out.append(DescribeConfigsSynonym(name=broker_name, value=layer[broker_name], source=source))
         source = STATIC_BROKER_CONFIG if broker_name in config.explicit else DEFAULT_CONFIG
         value = config.raw(broker_name)
         if value is not None:
             out.append(DescribeConfigsSynonym(name=broker_name, value=value, source=source))
-    return out
-
-
-def _broker_synonyms(config: BrokerConfig, name: str) -> list[DescribeConfigsSynonym]:
-    """As Kafka lists a broker config's synonyms: the value set at start-up (if any), then the default (if any)."""
-    out = []
-    sensitive = BROKER_CONFIGS[name].sensitive
-    if name in config.explicit:
-        value = None if sensitive else config.explicit[name]
-        out.append(DescribeConfigsSynonym(name=name, value=value, source=STATIC_BROKER_CONFIG))
-    default = BROKER_CONFIGS[name].default
-    if default is not None:
-        out.append(DescribeConfigsSynonym(name=name, value=default, source=DEFAULT_CONFIG))
     return out

@@ -79,6 +79,7 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
                         part.fetch_offset,
                         part.partition_max_bytes,
                         part.current_leader_epoch,
+                        part.log_start_offset,
                     ),
                 )
             )

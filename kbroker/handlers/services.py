@@ -30,10 +30,10 @@ from kbroker.coordinator.group import (
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
 from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
-from kbroker.metadata.api import MetadataView, ProducerIdManager, SecurityAdmin, TopicAdmin
+from kbroker.metadata.api import ClusterAdmin, MetadataView, ProducerIdManager, SecurityAdmin, TopicAdmin
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.partition import PartitionRead
-from kbroker.replication.replica_manager import FetchParams, ProduceResult
+from kbroker.replication.replica_manager import FetchParams, LogDirPartition, ProduceResult
 from kbroker.security.authorizer import AllowAll, Authorizer
 from kbroker.security.quotas import ClientQuotas
 from kbroker.security.sasl import SaslAuthenticator
@@ -78,6 +78,10 @@ class Replicas(Protocol):
     ) -> tuple[int, int]: ...
 
     def active_producers(self, tp: TopicPartition) -> list[ProducerStateEntry]: ...
+
+    async def delete_records(self, tp: TopicPartition, offset: int, timeout_ms: int) -> int: ...
+
+    def log_dir_partitions(self, topics: Mapping[str, Collection[int]] | None) -> list[LogDirPartition]: ...
 
 
 class Groups(Protocol):
@@ -194,6 +198,7 @@ class BrokerServices:
     clock: Clock
     metadata: MetadataView
     topic_admin: TopicAdmin
+    cluster_admin: ClusterAdmin
     producer_ids: ProducerIdManager
     replicas: Replicas
     groups: Groups

@@ -4,6 +4,7 @@
 |--------------------|------------------------------------------|---------------------------------------------------|
 | `MetadataView`     | topics.json; this node leads everything  | etcd's watch cache; roles from the controller     |
 | `TopicAdmin`       | writes topics.json                       | writes the topic record; the controller places it |
+| `ClusterAdmin`     | one replica: nothing to elect or move    | compare-and-swap of partition states in etcd      |
 | `ProducerIdManager`| blocks reserved in a file                | blocks reserved with a compare-and-swap in etcd   |
 | `SecurityAdmin`    | security.json (credentials, ACLs, quotas)| keys under scram/, acls/, quotas/ in etcd         |
 
@@ -15,16 +16,20 @@ replica manager first, then the group coordinator).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol
 
 import trio
 
-from kbroker.common import TopicPartition
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.metadata.image import MetadataImage, PartitionState, TopicMetadata
 from kbroker.security.image import SecurityChange
 
 MetadataPublisher = Callable[[MetadataImage], None]
+ConfigChange = Callable[[Mapping[str, str]], Mapping[str, str]]
+"""The new configs of a resource from its current ones (KafkaError to refuse); applied atomically by the store."""
+PREFERRED_ELECTION = 0
+UNCLEAN_ELECTION = 1
 
 
 class MetadataView(Protocol):
@@ -67,13 +72,60 @@ class TopicAdmin(Protocol):
         configs: Mapping[str, str],
         *,
         validate_only: bool = False,
+        assignments: Mapping[int, Sequence[int]] | None = None,
     ) -> TopicMetadata:
         """Create a topic (KafkaError if refused), returning once this node's image shows it with every partition
-        placed. With validate_only, only check that it could be created."""
+        placed (on `assignments`, partition -> replicas, where given). With validate_only, only check that it could
+        be created."""
         ...
 
     async def delete_topic(self, name: str) -> None:
         """Delete a topic (KafkaError if refused), returning once this node's image no longer shows it."""
+        ...
+
+    async def create_partitions(
+        self,
+        name: str,
+        total: int,
+        assignments: Sequence[Sequence[int]] | None,
+        *,
+        validate_only: bool = False,
+    ) -> TopicMetadata:
+        """Raise a topic's partition count to `total` (CreatePartitions), the new partitions on `assignments` if
+        given; returns once this node's image shows them placed."""
+        ...
+
+    async def alter_topic_configs(
+        self, name: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        """Replace a topic's configs with `change(current)`, atomically; returns once this node's image shows it."""
+        ...
+
+    async def alter_broker_configs(
+        self, entity: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        """The same for the dynamic configs of broker `entity` (its id), or of every broker ("")."""
+        ...
+
+
+class ClusterAdmin(Protocol):
+    async def elect_leaders(
+        self, election_type: int, partitions: Collection[TopicPartition]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """ElectLeaders (PREFERRED_ELECTION or UNCLEAN_ELECTION) of each partition: None where a leader was elected,
+        else why not (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...)."""
+        ...
+
+    async def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """AlterPartitionReassignments: move each partition to its target replicas (None cancels the reassignment
+        in progress); None where accepted, else why not."""
+        ...
+
+    async def controlled_shutdown(self, timeout_s: float) -> None:
+        """Before this node stops: have its leaderships moved to other in-sync replicas and wait (at most
+        `timeout_s`) until none is left that could move."""
         ...
 
 
@@ -90,8 +142,8 @@ class SecurityAdmin(Protocol):
         ...
 
 
-class MetadataService(MetadataView, TopicAdmin, ProducerIdManager, SecurityAdmin, Protocol):
-    """One object implementing the three, plus the task that publishes its images (LocalMetadata, EtcdMetadata)."""
+class MetadataService(MetadataView, TopicAdmin, ClusterAdmin, ProducerIdManager, SecurityAdmin, Protocol):
+    """One object implementing the five, plus the task that publishes its images (LocalMetadata, EtcdMetadata)."""
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Publish the current image (started once it is published), then every change, until cancelled."""

@@ -23,6 +23,8 @@ UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+DEFAULT_BROKER_ENTITY = ""
+"""The broker resource name of the cluster-wide dynamic defaults (kafka-configs --entity-default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,9 @@ class BrokerRegistration:
     broker_epoch: int = -1
     endpoints: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     """Every advertised listener by name (Kafka's endpoints); empty: host and port serve every listener."""
+    in_controlled_shutdown: bool = False
+    """The broker is stopping (SIGTERM): the controller moves its leaderships away and takes it out of every ISR
+    (as KRaft's controller does for a broker whose heartbeat asks to shut down)."""
 
     def endpoint(self, listener: str) -> tuple[str, int] | None:
         """Where a client of `listener` reaches this broker; None if it has no such listener (Kafka then leaves
@@ -47,13 +52,16 @@ class BrokerRegistration:
         return self.endpoints.get(listener)
 
     def to_json(self) -> bytes:
-        return _dump({
+        obj: dict[str, Any] = {
             "node_id": self.node_id,
             "host": self.host,
             "port": self.port,
             "rack": self.rack,
             "endpoints": {name: [host, port] for name, (host, port) in self.endpoints.items()},
-        })  # fmt: skip
+        }
+        if self.in_controlled_shutdown:
+            obj["controlled_shutdown"] = True
+        return _dump(obj)
 
     @classmethod
     def from_json(cls, data: bytes, broker_epoch: int) -> BrokerRegistration:
@@ -66,7 +74,13 @@ class BrokerRegistration:
             None if rack is None else str(rack),
             broker_epoch,
             {str(k): (str(v[0]), int(v[1])) for k, v in dict(obj.get("endpoints", {})).items()},
+            bool(obj.get("controlled_shutdown", False)),
         )
+
+    @property
+    def incarnation(self) -> tuple[str, int, int, tuple[tuple[str, tuple[str, int]], ...]]:
+        """What a connection to this incarnation depends on (not its shutdown flag)."""
+        return (self.host, self.port, self.broker_epoch, tuple(sorted(self.endpoints.items())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +103,8 @@ class TopicMetadata:
     """A topic as created: its id, partition count, replication factor and the configs set on it explicitly.
 
     In etcd the record itself is the creation request: the controller places the partitions in range(num_partitions)
-    that have no state yet (so raising num_partitions adds partitions).
+    that have no state yet (so raising num_partitions adds partitions, CreatePartitions), on the replicas
+    `assignments` names for them (CreateTopics' or CreatePartitions' explicit assignment), else where it chooses.
     """
 
     name: str
@@ -97,6 +112,7 @@ class TopicMetadata:
     num_partitions: int
     replication_factor: int
     configs: Mapping[str, str] = field(default_factory=dict)
+    assignments: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def is_internal(self) -> bool:
@@ -107,45 +123,77 @@ class TopicMetadata:
         return default if value is None else value.strip().lower() == "true"
 
     def to_json(self) -> bytes:
-        return _dump({
+        obj: dict[str, Any] = {
             "topic_id": str(self.topic_id),
             "partitions": self.num_partitions,
             "replication_factor": self.replication_factor,
             "configs": dict(self.configs),
-        })  # fmt: skip
+        }
+        if self.assignments:
+            obj["assignments"] = {str(p): list(r) for p, r in sorted(self.assignments.items())}
+        return _dump(obj)
 
     @classmethod
     def from_json(cls, name: str, data: bytes) -> TopicMetadata:
         obj = _load(data)
         configs = {str(k): str(v) for k, v in dict(obj.get("configs", {})).items()}
+        assignments = {
+            int(p): tuple(int(b) for b in replicas)
+            for p, replicas in dict(obj.get("assignments", {})).items()
+        }
         return cls(
             name,
             uuid.UUID(str(obj["topic_id"])),
             int(obj["partitions"]),
             int(obj["replication_factor"]),
             configs,
+            assignments,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class PartitionState:
     """leader/leader_epoch/isr as in Kafka's LeaderAndIsr; partition_epoch is bumped by every change (KIP-497), so a
-    proposer whose partition_epoch is not the current one is proposing against stale state."""
+    proposer whose partition_epoch is not the current one is proposing against stale state.
+
+    During a reassignment (KIP-455) `replicas` is the union of the old and the target replicas, `adding_replicas`
+    the target's new ones and `removing_replicas` the old ones the target drops, as in Kafka's PartitionRecord."""
 
     leader: int
     leader_epoch: int
     isr: tuple[int, ...]
     replicas: tuple[int, ...]
     partition_epoch: int
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replicas once the reassignment (if any) completes."""
+        return tuple(b for b in self.replicas if b not in self.removing_replicas)
+
+    @property
+    def original_replicas(self) -> tuple[int, ...]:
+        """The replicas before the reassignment (if any) began: what cancelling it goes back to."""
+        return tuple(b for b in self.replicas if b not in self.adding_replicas)
 
     def to_json(self) -> bytes:
-        return _dump({
+        obj: dict[str, Any] = {
             "leader": self.leader,
             "leader_epoch": self.leader_epoch,
             "isr": list(self.isr),
             "replicas": list(self.replicas),
             "partition_epoch": self.partition_epoch,
-        })  # fmt: skip
+        }
+        if self.adding_replicas:
+            obj["adding_replicas"] = list(self.adding_replicas)
+        if self.removing_replicas:
+            obj["removing_replicas"] = list(self.removing_replicas)
+        return _dump(obj)
 
     @classmethod
     def from_json(cls, data: bytes) -> PartitionState:
@@ -156,6 +204,8 @@ class PartitionState:
             tuple(int(b) for b in obj["isr"]),
             tuple(int(b) for b in obj["replicas"]),
             int(obj["partition_epoch"]),
+            tuple(int(b) for b in obj.get("adding_replicas", ())),
+            tuple(int(b) for b in obj.get("removing_replicas", ())),
         )
 
 
@@ -179,6 +229,9 @@ class MetadataImage:
     topics_by_id: Mapping[uuid.UUID, TopicMetadata] = field(default_factory=dict)
     security: SecurityImage = EMPTY_SECURITY
     """SCRAM credentials, ACLs and client quotas (kbroker/security/image.py)."""
+    broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Dynamic broker configs (IncrementalAlterConfigs / AlterConfigs of a broker resource): under "" the
+    cluster-wide defaults, under a node id's string that broker's own, as Kafka keeps them."""
 
     def partition(self, topic: str, partition: int) -> PartitionState | None:
         return self.partitions.get(topic, {}).get(partition)
@@ -192,6 +245,17 @@ class MetadataImage:
 
     def live_brokers(self) -> set[int]:
         return set(self.brokers)
+
+    def eligible_brokers(self) -> set[int]:
+        """Live brokers that may lead or join an ISR: not in controlled shutdown (KIP-841)."""
+        return {b for b, reg in self.brokers.items() if not reg.in_controlled_shutdown}
+
+    def dynamic_broker_configs(self, node_id: int) -> dict[str, str]:
+        """The dynamic configs that apply to broker `node_id`: its own over the cluster-wide defaults."""
+        return {
+            **self.broker_configs.get(DEFAULT_BROKER_ENTITY, {}),
+            **self.broker_configs.get(str(node_id), {}),
+        }
 
     @property
     def controller_id(self) -> int:

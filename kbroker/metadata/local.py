@@ -1,17 +1,21 @@
-"""The metadata of a single node: topics in `topics.json`, producer ids in `producer-ids`, in the data directory.
+"""The metadata of a single node: topics (and the dynamic broker configs) in `topics.json`, producer ids in
+`producer-ids`, in the data directory.
 
 A single node is a cluster of one: its image names itself as the only live broker and the controller, and every
-partition with itself as leader (epoch 0) and only in-sync replica. Topic changes are written to `topics.json`
-atomically (temporary file, fsync, rename, fsync of the directory), so a crash leaves either the old or the new list,
-then published as a new image. In a cluster the same facts live in etcd (kbroker/cluster/etcd_metadata.py).
+partition with itself as leader (epoch 0) and only in-sync replica, so there is never a leader to elect or a replica
+to move (ElectLeaders answers ELECTION_NOT_NEEDED, a reassignment can only name this node). Changes (topics, their
+partition counts and configs, dynamic broker configs) are written to `topics.json` atomically (temporary file, fsync,
+rename, fsync of the directory), so a crash leaves either the old or the new file, then published as a new image. In
+a cluster the same facts live in etcd (kbroker/cluster/etcd_metadata.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import trio
@@ -19,6 +23,7 @@ import trio
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.config import BrokerConfig
 from kbroker.log.files import replace_file
+from kbroker.metadata.api import ConfigChange
 from kbroker.metadata.image import (
     BrokerRegistration,
     ControllerRecord,
@@ -27,7 +32,13 @@ from kbroker.metadata.image import (
     TopicMetadata,
 )
 from kbroker.metadata.publisher import ImagePublisher
-from kbroker.metadata.topics import check_new_topic
+from kbroker.metadata.topics import (
+    UNKNOWN_TOPIC_MESSAGE,
+    UnknownTopic,
+    check_new_partitions,
+    check_new_topic,
+    validate_replicas,
+)
 from kbroker.security.image import EMPTY_SECURITY, SecurityChange, SecurityImage
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
@@ -68,7 +79,9 @@ class LocalMetadata(ImagePublisher):
             self._node_id, host, port, None, _BROKER_EPOCH, dict(endpoints or {})
         )
         self._cluster_id = cluster_id
-        self._topics: dict[str, TopicMetadata] = {t.name: t for t in _read_topics(self._topics_path)}
+        topics, broker_configs = _read_topics(self._topics_path)
+        self._topics: dict[str, TopicMetadata] = {t.name: t for t in topics}
+        self._broker_configs: dict[str, dict[str, str]] = broker_configs
         self._topic_revisions = dict.fromkeys(self._topics, 1)
         self._revision = 1
         super().__init__(self._build(None))
@@ -106,7 +119,9 @@ class LocalMetadata(ImagePublisher):
         configs: Mapping[str, str],
         *,
         validate_only: bool = False,
+        assignments: Mapping[int, Sequence[int]] | None = None,
     ) -> TopicMetadata:
+        # (an explicit assignment can only name this node, the one registered broker: CreateTopics checks it)
         check_new_topic(self._image, self._config, name, num_partitions, replication_factor, configs)
         if validate_only:
             await trio.lowlevel.checkpoint()
@@ -120,6 +135,95 @@ class LocalMetadata(ImagePublisher):
         self._publish(self._build(self._image))
         await trio.lowlevel.checkpoint()
         return topic
+
+    async def create_partitions(
+        self,
+        name: str,
+        total: int,
+        assignments: Sequence[Sequence[int]] | None,
+        *,
+        validate_only: bool = False,
+    ) -> TopicMetadata:
+        await trio.lowlevel.checkpoint()
+        check_new_partitions(self._image, name, total, assignments)
+        topic = dataclasses.replace(self._topics[name], num_partitions=total)
+        if validate_only:
+            return topic
+        self._change_topic(topic)
+        log.info("topic %s now has %d partitions", name, total)
+        return topic
+
+    async def alter_topic_configs(
+        self, name: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        await trio.lowlevel.checkpoint()
+        topic = self._topics.get(name)
+        if topic is None:
+            raise UnknownTopic(UNKNOWN_TOPIC_MESSAGE)
+        configs = dict(change(topic.configs))
+        if not validate_only and configs != topic.configs:
+            self._change_topic(dataclasses.replace(topic, configs=configs))
+            log.info("topic %s configs: %s", name, configs)
+
+    async def alter_broker_configs(
+        self, entity: str, change: ConfigChange, *, validate_only: bool = False
+    ) -> None:
+        await trio.lowlevel.checkpoint()
+        current = self._broker_configs.get(entity, {})
+        configs = dict(change(current))
+        if validate_only or configs == current:
+            return
+        if configs:
+            self._broker_configs[entity] = configs
+        else:
+            self._broker_configs.pop(entity, None)
+        self._save()
+        self._revision += 1
+        log.info("dynamic configs of %s: %s", f"broker {entity}" if entity else "every broker", configs)
+        self._publish(self._build(self._image))
+
+    def _change_topic(self, topic: TopicMetadata) -> None:
+        self._topics[topic.name] = topic
+        self._save()
+        self._revision += 1
+        self._publish(self._build(self._image))
+
+    # ---- ClusterAdmin: one replica of everything ---------------------------------------------------------------
+
+    async def elect_leaders(
+        self, election_type: int, partitions: Collection[TopicPartition]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        await trio.lowlevel.checkpoint()
+        not_needed = KafkaError(
+            ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."
+        )
+        return {tp: self._sole_replica(tp) or not_needed for tp in partitions}
+
+    async def alter_reassignments(
+        self, targets: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        await trio.lowlevel.checkpoint()
+        results: dict[TopicPartition, KafkaError | None] = {}
+        for tp, target in targets.items():
+            error = self._sole_replica(tp)
+            if error is None and target is None:
+                error = KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)  # with no message, as Kafka
+            elif error is None and target is not None:
+                try:
+                    validate_replicas(target, self._image.brokers, f"partition {tp.partition}")
+                except KafkaError as exc:
+                    error = exc
+            results[tp] = error
+        return results
+
+    async def controlled_shutdown(self, timeout_s: float) -> None:
+        # Nothing can move: this node holds the only replica of every partition.
+        await trio.lowlevel.checkpoint()
+
+    def _sole_replica(self, tp: TopicPartition) -> KafkaError | None:
+        if self._image.has_partition(tp.topic, tp.partition):
+            return None
+        return UnknownTopic(UNKNOWN_TOPIC_MESSAGE)
 
     async def delete_topic(self, name: str) -> None:
         if self._topics.pop(name, None) is None:
@@ -169,7 +273,7 @@ class LocalMetadata(ImagePublisher):
         revisions: dict[str, Mapping[int, int]] = {}
         for name, topic in self._topics.items():
             revision = self._topic_revisions[name]
-            if previous is not None and previous.topic_revisions.get(name) == revision:
+            if previous is not None and previous.topics.get(name) == topic:
                 partitions[name] = previous.partitions[name]
                 revisions[name] = previous.partition_revisions[name]
                 continue
@@ -188,11 +292,13 @@ class LocalMetadata(ImagePublisher):
             broker_epoch=_BROKER_EPOCH,
             topics_by_id={t.topic_id: t for t in self._topics.values()},
             security=self._security,
+            broker_configs={entity: dict(configs) for entity, configs in self._broker_configs.items()},
         )
 
     def _save(self) -> None:
         doc = {
             "version": 1,
+            "broker_configs": self._broker_configs,
             "topics": [
                 {
                     "name": t.name,
@@ -207,10 +313,12 @@ class LocalMetadata(ImagePublisher):
         _write_durably(self._topics_path, json.dumps(doc, indent=1).encode())
 
 
-def _read_topics(path: Path) -> list[TopicMetadata]:
+def _read_topics(path: Path) -> tuple[list[TopicMetadata], dict[str, dict[str, str]]]:
+    """The topics and the dynamic broker configs."""
     if not path.exists():
-        return []
-    return [
+        return [], {}
+    doc = json.loads(path.read_text())
+    topics = [
         TopicMetadata(
             name=raw["name"],
             topic_id=uuid.UUID(raw["topic_id"]),
@@ -218,8 +326,10 @@ def _read_topics(path: Path) -> list[TopicMetadata]:
             replication_factor=raw["replication_factor"],
             configs=dict(raw["configs"]),
         )
-        for raw in json.loads(path.read_text())["topics"]
+        for raw in doc["topics"]
     ]
+    broker_configs = {str(entity): dict(configs) for entity, configs in doc.get("broker_configs", {}).items()}
+    return topics, broker_configs
 
 
 def _read_security(path: Path) -> SecurityImage:

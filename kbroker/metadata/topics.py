@@ -1,9 +1,10 @@
-"""The rules a new topic must pass, the same for a single node and a cluster (CreateTopics, auto-creation)."""
+"""The rules a new topic (CreateTopics, auto-creation) and new partitions (CreatePartitions) must pass, the same for a
+single node and a cluster."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from kbroker.common import CodedError
 from kbroker.config import BrokerConfig
@@ -28,6 +29,17 @@ class InvalidPartitions(CodedError):
 
 class InvalidReplicationFactor(CodedError):
     error_code = ErrorCode.INVALID_REPLICATION_FACTOR
+
+
+class InvalidReplicaAssignment(CodedError):
+    error_code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+
+class UnknownTopic(CodedError):
+    error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 
 
 def validate_topic_name(name: str) -> None:
@@ -78,3 +90,63 @@ def check_new_topic(
             f"Replication factor: {replication_factor} larger than available brokers: {live}."
         )
     config.validate_topic_configs(configs)
+
+
+def validate_replicas(replicas: Sequence[int], brokers: Collection[int], what: str) -> None:
+    """INVALID_REPLICA_ASSIGNMENT for an empty list, a duplicate or a broker that is not registered, as Kafka's
+    controller checks a manual assignment."""
+    if not replicas:
+        raise InvalidReplicaAssignment(
+            f"The manual partition assignment of {what} includes an empty replica list."
+        )
+    if len(set(replicas)) != len(replicas):
+        raise InvalidReplicaAssignment(
+            f"The manual partition assignment of {what} includes a duplicate replica: {list(replicas)}."
+        )
+    for broker in replicas:
+        if broker not in brokers:
+            raise InvalidReplicaAssignment(
+                f"The manual partition assignment of {what} includes broker {broker}, but no such broker is "
+                "registered."
+            )
+
+
+def check_new_partitions(
+    image: MetadataImage, name: str, total: int, assignments: Sequence[Sequence[int]] | None
+) -> dict[int, tuple[int, ...]]:
+    """Raise KafkaError unless topic `name` can grow to `total` partitions now (CreatePartitions); the explicit
+    assignment of each new partition (empty without `assignments`)."""
+    topic = image.topics.get(name)
+    if topic is None:
+        raise UnknownTopic()  # with no message, as Kafka
+    current = topic.num_partitions
+    if total < current:
+        raise InvalidPartitions(
+            f"The topic {name} currently has {current} partition(s); {total} would not be an increase."
+        )
+    if total == current:
+        raise InvalidPartitions(f"Topic already has {current} partition(s).")
+    new = range(current, total)
+    if assignments is None:
+        live = len(image.brokers)
+        if topic.replication_factor > live:
+            raise InvalidReplicationFactor(
+                f"Unable to replicate the partition {topic.replication_factor} time(s): only {live} broker(s) "
+                "are registered."
+            )
+        return {}
+    if len(assignments) != len(new):
+        raise InvalidReplicaAssignment(
+            f"Attempted to add {len(new)} additional partition(s), but only {len(assignments)} assignment(s) "
+            "were specified."
+        )
+    placed: dict[int, tuple[int, ...]] = {}
+    for partition, replicas in zip(new, assignments, strict=True):
+        validate_replicas(replicas, image.brokers, f"partition {partition}")
+        if len(replicas) != topic.replication_factor:
+            raise InvalidReplicaAssignment(
+                f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but this "
+                f"is not consistent with previous partitions, which have {topic.replication_factor} replica(s)."
+            )
+        placed[partition] = tuple(replicas)
+    return placed

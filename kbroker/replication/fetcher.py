@@ -37,6 +37,7 @@ from kbroker.replication.client import (
     plaintext_connector,
 )
 from kbroker.replication.partition import Partition
+from kbroker.replication.throttle import ReplicationQuota
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.fetch_response import FetchResponse
@@ -55,6 +56,8 @@ REQUEST_TIMEOUT_S = 30.0
 # How long a partition the leader refused waits before it is tried again (a metadata change restarts it sooner).
 REFUSED_BACKOFF_S = 0.5
 LEADER_BEHIND_BACKOFF_S = 0.1
+# A throttled partition whose follower quota is spent waits this long before it is looked at again.
+THROTTLED_BACKOFF_S = 0.1
 ERROR_BACKOFF_S = 1.0
 
 
@@ -116,6 +119,9 @@ class FollowState:
     retry_at: float = 0.0  # trio clock
     fetch_offset: int = field(default=-1)
     """The fetch offset of the request in flight (to notice a log that changed meanwhile)."""
+    throttled: bool = False
+    """A throttled replica (kbroker/replication/throttle.py) not in the ISR: its fetches count against the
+    follower quota."""
 
 
 PartitionLookup = Callable[[TopicPartition], Partition | None]
@@ -135,6 +141,7 @@ class ReplicaFetcher:
         fetch_max_bytes: int,
         clock: Clock,
         connect: Connector = plaintext_connector,
+        quota: ReplicationQuota | None = None,
     ) -> None:
         self.node_id = node_id
         self._connect = connect
@@ -145,6 +152,7 @@ class ReplicaFetcher:
         self._fetch_wait_max_ms = fetch_wait_max_ms
         self._fetch_max_bytes = fetch_max_bytes
         self._clock = clock
+        self._quota = quota or ReplicationQuota()
         self._changed = trio.Event()
 
     # ---- called by the manager (synchronously) ------------------------------------------------------------
@@ -271,11 +279,18 @@ class ReplicaFetcher:
     async def _fetch(self, client: BrokerClient, states: list[FollowState]) -> None:
         topics: dict[str, FetchTopic] = {}
         sent: list[FollowState] = []
+        allowed = self._quota.available(self._clock.now_ms())
         for state in states:
             plog = self._log_of(state)
             if plog is None or plog.offline:
                 state.retry_at = trio.current_time() + ERROR_BACKOFF_S
                 continue
+            max_bytes = self._fetch_max_bytes
+            if state.throttled:
+                if allowed <= 0:
+                    state.retry_at = trio.current_time() + THROTTLED_BACKOFF_S
+                    continue
+                max_bytes = min(max_bytes, allowed)
             state.fetch_offset = plog.log_end_offset
             topics.setdefault(state.tp.topic, FetchTopic(topic=state.tp.topic)).partitions.append(
                 FetchPartition(
@@ -284,7 +299,7 @@ class ReplicaFetcher:
                     fetch_offset=plog.log_end_offset,
                     last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
                     log_start_offset=plog.log_start_offset,
-                    partition_max_bytes=self._fetch_max_bytes,
+                    partition_max_bytes=max_bytes,
                 )
             )
             sent.append(state)
@@ -328,6 +343,8 @@ class ReplicaFetcher:
             partition = self._partitions(state.tp)
             assert partition is not None
             assert partition.log is plog
+            if state.throttled and data.records:
+                self._quota.record(len(data.records), now)
             if data.records:
                 try:
                     if partition.append_as_follower(data.records, now) is not None:

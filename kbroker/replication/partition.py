@@ -290,10 +290,12 @@ class Partition:
         replica_id: int,
         now_ms: int,
         isolation_level: int = READ_UNCOMMITTED,
+        follower_log_start_offset: int = -1,
     ) -> PartitionRead:
         """Serve a consumer (replica_id < 0: up to the high watermark, or up to the last stable offset at
         read_committed, with the aborted transactions the records overlap) or a follower (up to the log end; its
-        fetch offset also tells us how far it has replicated)."""
+        fetch offset also tells us how far it has replicated, and its log start offset how far DeleteRecords has
+        reached on it)."""
         try:
             self.check(current_leader_epoch)
         except KafkaError as exc:
@@ -311,7 +313,7 @@ class Partition:
                 last_stable_offset=log.last_stable_offset,
             )
         if replica_id >= 0:
-            self.record_follower_fetch(replica_id, fetch_offset, now_ms)
+            self.record_follower_fetch(replica_id, fetch_offset, now_ms, follower_log_start_offset)
         hw = log.high_watermark
         lso = log.last_stable_offset
         # Consumers read below the high watermark only (or the LSO, at read_committed). Above it (a new leader's
@@ -361,11 +363,27 @@ class Partition:
 
     # ---- replication (leader side) -----------------------------------------------------------------------------
 
-    def record_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
-        """A follower fetched from `fetch_offset`: it has everything below."""
+    def record_follower_fetch(
+        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1
+    ) -> None:
+        """A follower fetched from `fetch_offset`: it has everything below (and nothing below its log start)."""
         assert self.replication is not None
         self.replication.record_fetch(replica_id, fetch_offset, self.log.log_end_offset, now_ms)
+        if self.replication.record_log_start_offset(replica_id, log_start_offset):
+            self._on_progress(self.tp)  # a DeleteRecords may be waiting for it
         self.maybe_advance_high_watermark()
+
+    def low_watermark(self, live_brokers: Collection[int]) -> int:
+        """The smallest log start offset over this leader and its live followers (Kafka's low watermark: what
+        DeleteRecords waits for). -1 while a live follower has not said its own yet in this leader epoch."""
+        start = self.log.log_start_offset
+        leader = self.replication
+        if leader is None:
+            return start
+        for follower in leader.followers.values():
+            if follower.replica_id in live_brokers:
+                start = min(start, follower.log_start_offset)
+        return start
 
     def may_join_isr(self, replica_id: int, fetch_offset: int) -> bool:
         """Whether a fetch from `fetch_offset` makes that follower a candidate for the ISR."""

@@ -34,6 +34,7 @@ class FollowerState:
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
+    log_start_offset: int = UNKNOWN_OFFSET
 
     def record_fetch(self, fetch_offset: int, leader_log_end_offset: int, now_ms: int) -> None:
         if fetch_offset >= leader_log_end_offset:
@@ -116,6 +117,14 @@ class PartitionLeader:
         self, replica_id: int, fetch_offset: int, leader_log_end_offset: int, now_ms: int
     ) -> None:
         self.followers[replica_id].record_fetch(fetch_offset, leader_log_end_offset, now_ms)
+
+    def record_log_start_offset(self, replica_id: int, log_start_offset: int) -> bool:
+        """A follower's log start offset, as its fetch says it; whether it changed."""
+        follower = self.followers[replica_id]
+        if log_start_offset < 0 or log_start_offset == follower.log_start_offset:
+            return False
+        follower.log_start_offset = log_start_offset
+        return True
 
     # ---- decisions ------------------------------------------------------------------------------------------
 

@@ -16,6 +16,11 @@ UNKNOWN_TOPIC_OR_PARTITION, or NOT_LEADER_OR_FOLLOWER when the topic exists but 
 the partition's one check chain decides. Produces with acks=-1 and fetches waiting for data park in the purgatory,
 keyed by partition.
 
+Dynamic broker configs (in the image) change the topic config defaults of every log and the replication throttles
+(kbroker/replication/throttle.py) as each image is applied. A replica this node no longer holds (a reassignment
+moved it away) has its log deleted, as Kafka's StopReplica does. DeleteRecords moves a leader's log start offset and
+waits until every live replica has moved its own (the low watermark), as Kafka's delayed DeleteRecords does.
+
 The trio parts: a fetcher task per leader broker, a task proposing ISR changes (AlterPartition through the metadata
 view), a task checkpointing high watermarks, and the retention task.
 """
@@ -25,7 +30,7 @@ from __future__ import annotations
 import base64
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +51,13 @@ from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.replication.fetcher import FollowState, ReplicaFetcher
 from kbroker.replication.partition import READ_UNCOMMITTED, Partition, PartitionRead
 from kbroker.replication.purgatory import Purgatory
+from kbroker.replication.throttle import (
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_REPLICAS,
+    UNLIMITED,
+    ReplicationQuota,
+    throttled,
+)
 from kbroker.stats import ReplicationStats
 from protocol.errors import ErrorCode
 from protocol.records import iter_batches
@@ -67,6 +79,25 @@ class ReplicationSettings:
     replica_fetch_max_bytes: int = 1_048_576
     log_retention_check_interval_ms: int = 300_000
     transaction_partition_verification_enable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicSettings:
+    """What the dynamic broker configs of this node change in replication: the defaults of every topic config and
+    the replication throttle rates (bytes per second)."""
+
+    log_defaults: LogConfig
+    leader_throttled_rate: int = UNLIMITED
+    follower_throttled_rate: int = UNLIMITED
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirPartition:
+    """One partition log in DescribeLogDirs."""
+
+    tp: TopicPartition
+    size: int
+    offset_lag: int
 
 
 @dataclass(slots=True)
@@ -94,6 +125,8 @@ class FetchPartition:
     fetch_offset: int
     partition_max_bytes: int
     current_leader_epoch: int = -1
+    log_start_offset: int = -1
+    """A follower's own log start offset (DeleteRecords waits for every replica's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +160,7 @@ class ReplicaManager:
         settings: ReplicationSettings,
         purgatory: Purgatory | None = None,
         connect: Connector = plaintext_connector,
+        dynamic_settings: Callable[[Mapping[str, str]], DynamicSettings] | None = None,
     ) -> None:
         self.node_id = node_id
         self._connect = connect
@@ -139,6 +173,12 @@ class ReplicaManager:
         self.purgatory = purgatory or Purgatory()
         self.stats = ReplicationStats()
         """Traffic per topic, ISR changes and parked requests, for metrics (bumped per batch, never per record)."""
+        self._dynamic_settings = dynamic_settings or (lambda _: DynamicSettings(default_log_config))
+        self._dynamic: Mapping[str, str] = {}
+        self.leader_quota = ReplicationQuota()
+        """Bytes this node sends, as a leader, to followers of throttled replicas."""
+        self.follower_quota = ReplicationQuota()
+        """Bytes this node fetches, as a follower, for throttled replicas."""
         self.image: MetadataImage = EMPTY_IMAGE
         """The image the current roles were computed from."""
         self.partitions: dict[TopicPartition, Partition] = {}
@@ -185,14 +225,18 @@ class ReplicaManager:
         now = self.clock.now_ms()
         self._drop_deleted_topics(previous, image)
         changes: list[str] = []
+        defaults_changed = self._apply_dynamic_configs(image)
         member = image.broker_epoch >= 0 and self.node_id in image.brokers
         for name, topic in image.topics.items():
-            topic_changed = previous.topics.get(name) != topic
+            topic_changed = defaults_changed or previous.topics.get(name) != topic
             config = self._log_config(topic) if topic_changed else None
             for index, state in image.partitions.get(name, {}).items():
                 tp = TopicPartition(name, index)
                 if self.node_id not in state.replicas:
                     self._make_idle(tp, None, changes)
+                    if tp in self.partitions or self.logs.get(tp) is not None:
+                        # A reassignment moved this replica away (or did so while this node was down).
+                        self._delete_log(tp, "this broker is no longer one of its replicas")
                     continue
                 partition = self.partitions.get(tp)
                 if partition is None or partition.topic_id != topic.topic_id:
@@ -208,6 +252,9 @@ class ReplicaManager:
                     member and state.leader not in (NO_LEADER, self.node_id) and state.leader in image.brokers
                 ):
                     self._make_follower(partition, state, changes)
+                    self._follows[tp].throttled = self.node_id not in state.isr and throttled(
+                        topic.configs, FOLLOWER_THROTTLED_REPLICAS, index, self.node_id
+                    )
                 else:
                     self._make_idle(tp, state, changes)
         for tp in list(self.partitions):
@@ -217,6 +264,26 @@ class ReplicaManager:
         self._sync_fetchers()
         if changes:
             log.info("applied metadata revision %d: %s", image.revision, "; ".join(_summarize(changes)))
+
+    def _apply_dynamic_configs(self, image: MetadataImage) -> bool:
+        """Take this node's dynamic broker configs from the image; whether the topic config defaults changed."""
+        dynamic = image.dynamic_broker_configs(self.node_id)
+        if dynamic == self._dynamic:
+            return False
+        try:
+            settings = self._dynamic_settings(dynamic)
+        except KafkaError as exc:
+            # Checked before they were stored; one that slipped through must not stop the broker applying images.
+            log.error("ignoring dynamic broker configs %s: %s", dynamic, exc)
+            return False
+        self._dynamic = dynamic
+        self.leader_quota.set_rate(settings.leader_throttled_rate)
+        self.follower_quota.set_rate(settings.follower_throttled_rate)
+        if settings.log_defaults == self.default_log_config:
+            return False
+        self.default_log_config = settings.log_defaults
+        log.info("topic config defaults changed by dynamic broker configs %s", dynamic)
+        return True
 
     def _make_leader(self, partition: Partition, state: PartitionState, now: int, changes: list[str]) -> None:
         self._follows.pop(partition.tp, None)
@@ -337,7 +404,12 @@ class ReplicaManager:
             wanted.setdefault(state.leader_id, {})[tp] = state
         for leader_id, running in list(self._fetchers.items()):
             registration = self.image.brokers.get(leader_id)
-            if leader_id not in wanted or registration != running.fetcher.leader:
+            # (a registration that only announces a controlled shutdown is the same leader)
+            if (
+                leader_id not in wanted
+                or registration is None
+                or registration.incarnation != running.fetcher.leader.incarnation
+            ):
                 running.scope.cancel()
                 del self._fetchers[leader_id]
         if self._nursery is None:
@@ -354,6 +426,7 @@ class ReplicaManager:
                     fetch_max_bytes=self.settings.replica_fetch_max_bytes,
                     clock=self.clock,
                     connect=self._connect,
+                    quota=self.follower_quota,
                 )
                 task = _FetcherTask(fetcher, trio.CancelScope())
                 self._fetchers[leader_id] = task
@@ -571,16 +644,24 @@ class ReplicaManager:
             if partition is None:
                 reads.append(PartitionRead(self._missing(request.tp)))
                 continue
+            max_bytes, first_batch = min(request.partition_max_bytes, budget), min_one_batch
+            throttle = params.replica_id >= 0 and self._leader_throttled(partition, params.replica_id)
+            if throttle:
+                allowed = self.leader_quota.available(now)
+                max_bytes, first_batch = min(max_bytes, allowed), first_batch and allowed > 0
             read = partition.read(
                 fetch_offset=request.fetch_offset,
-                max_bytes=min(request.partition_max_bytes, budget),
-                min_one_batch=min_one_batch,
+                max_bytes=max_bytes,
+                min_one_batch=first_batch,
                 current_leader_epoch=request.current_leader_epoch,
                 replica_id=params.replica_id,
                 now_ms=now,
                 isolation_level=params.isolation_level,
+                follower_log_start_offset=request.log_start_offset,
             )
             size = len(read.records)
+            if throttle:
+                self.leader_quota.record(size, now)
             if size:
                 min_one_batch = False
                 budget = max(budget - size, 0)
@@ -601,6 +682,7 @@ class ReplicaManager:
         """Whether a parked fetch should be answered now: min_bytes are available, or a partition changed so that
         its answer is now an error. Reads no data (sizes come from the segments' indexes)."""
         available = 0
+        now = self.clock.now_ms()
         for request in params.partitions:
             partition = self.partitions.get(request.tp)
             if partition is None:
@@ -610,10 +692,81 @@ class ReplicaManager:
             )
             if size is None:
                 return True
+            if (
+                params.replica_id >= 0
+                and self._leader_throttled(partition, params.replica_id)
+                and not self.leader_quota.available(now)
+            ):
+                continue  # as Kafka: a throttled replica's data does not end a follower's long poll
+
             available += min(size, request.partition_max_bytes)
             if available >= max(params.min_bytes, 1):
                 return True
         return False
+
+    def _leader_throttled(self, partition: Partition, replica_id: int) -> bool:
+        """Whether this leader throttles what it sends `replica_id` for the partition (kbroker/replication/throttle.py):
+        the topic names the partition on this broker and the follower is not in the ISR."""
+        if self.leader_quota.unlimited or replica_id in partition.isr:
+            return False
+        topic = self.image.topics.get(partition.tp.topic)
+        return topic is not None and throttled(
+            topic.configs, LEADER_THROTTLED_REPLICAS, partition.tp.partition, self.node_id
+        )
+
+    # ---- DeleteRecords and DescribeLogDirs -------------------------------------------------------------------
+
+    async def delete_records(self, tp: TopicPartition, offset: int, timeout_ms: int) -> int:
+        """DeleteRecords of one partition this node leads: move the log start offset to `offset` (-1: the high
+        watermark), then wait until every live replica has moved its own there; the low watermark, or KafkaError
+        (OFFSET_OUT_OF_RANGE beyond the high watermark, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT)."""
+        partition = self.get_partition(tp)
+        partition.check()
+        high_watermark = partition.high_watermark
+        target = high_watermark if offset == -1 else offset
+        if target < 0 or target > high_watermark:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Cannot increment the log start offset to {offset} of partition {tp} since it is larger than the "
+                f"high watermark {high_watermark}"
+                if target >= 0
+                else f"Cannot delete records of partition {tp} before offset {offset}",
+            )
+        partition.log.delete_records_before(target)
+        self.purgatory.wake(tp)
+
+        def done() -> bool:
+            return (
+                self.partitions.get(tp) is not partition
+                or not partition.is_leader
+                or (partition.low_watermark(self.image.live_brokers()) >= target)
+            )
+
+        deadline = trio.current_time() + max(timeout_ms, 0) / 1000
+        await self.purgatory.wait_until([tp], done, deadline)
+        if self.partitions.get(tp) is not partition or not partition.is_leader:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{tp} is no longer led by this broker")
+        low_watermark = partition.low_watermark(self.image.live_brokers())
+        if low_watermark < target:
+            raise KafkaError(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"the replicas of {tp} did not move their log start offset to {target} within {timeout_ms} ms",
+            )
+        return low_watermark
+
+    def log_dir_partitions(self, topics: Mapping[str, Collection[int]] | None) -> list[LogDirPartition]:
+        """DescribeLogDirs: every partition log of this node (or those of `topics`), its size and how far its log end
+        is below the high watermark."""
+        out = []
+        for plog in self.logs:
+            tp = plog.topic_partition
+            if tp is None or plog.closed:
+                continue
+            if topics is not None and tp.partition not in topics.get(tp.topic, ()):
+                continue
+            lag = max(plog.high_watermark - plog.log_end_offset, 0)
+            out.append(LogDirPartition(tp, plog.size_in_bytes, lag))
+        return out
 
     # ---- offsets ---------------------------------------------------------------------------------------------
 
@@ -666,7 +819,8 @@ class ReplicaManager:
                 await self._isr_wakeup.wait()
             self._isr_wakeup = trio.Event()
             now = self.clock.now_ms()
-            live = self.image.live_brokers()
+            # KIP-841: only brokers that are live and not shutting down may join an ISR.
+            live = self.image.eligible_brokers()
             proposals: list[tuple[Partition, tuple[int, ...]]] = []
             for tp, partition in self._replicated_leaders.items():
                 if not partition.is_leader or self._isr_retry_at.get(tp, 0) > now:
