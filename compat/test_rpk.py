@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,3 +264,65 @@ def test_rpk_group_describe_seek_list_delete(
     assert table(rpk.run("group", "delete", group), "GROUP") == [{"GROUP": group, "STATUS": "OK"}]
     assert summary(rpk.run("group", "describe", group))["STATE"] == "Dead"
     assert group not in {row["GROUP"] for row in table(rpk.run("group", "list"), "BROKER")}
+
+
+def test_rpk_topic_admin(target: Target, rpk: Rpk) -> None:
+    """The admin APIs of issue 14 as rpk drives them: add-partitions (CreatePartitions), alter-config
+    (IncrementalAlterConfigs), trim-prefix (DeleteRecords), cluster logdirs describe (DescribeLogDirs)."""
+    topic = target.topic("rpk-admin")
+    create_topic(rpk, target, topic)
+    out = rpk.run("topic", "add-partitions", topic, "-n", "2")
+    assert table(out, "TOPIC") == [{"TOPIC": topic, "STATUS": "OK"}]
+    target.wait_topic_ready(topic, PARTITIONS + 2)
+    [described] = rpk.json("topic", "describe", topic, "-a")
+    assert described["summary"]["partitions"] == PARTITIONS + 2
+    unknown = table(
+        rpk.run("topic", "add-partitions", target.topic("rpk-nope"), "-n", "1", expect_failure=True), "TOPIC"
+    )
+    assert unknown[0]["STATUS"].startswith("UNKNOWN_TOPIC_OR_PARTITION"), unknown
+
+    out = rpk.run(
+        "topic", "alter-config", topic, "--set", "retention.ms=7200000", "--set", "segment.bytes=2000000"
+    )
+    assert table(out, "TOPIC") == [{"TOPIC": topic, "STATUS": "OK"}]
+    wait_configs(
+        rpk,
+        topic,
+        {
+            "retention.ms": ("7200000", "DYNAMIC_TOPIC_CONFIG"),
+            "segment.bytes": ("2000000", "DYNAMIC_TOPIC_CONFIG"),
+        },
+    )
+    rpk.run("topic", "alter-config", topic, "--delete", "segment.bytes")
+    wait_configs(rpk, topic, {"segment.bytes": ("1073741824", "DEFAULT_CONFIG")})
+
+    rpk.run("topic", "produce", topic, "-p", "0", stdin="a\nb\nc\nd\n")
+    rows = table(rpk.run("topic", "trim-prefix", topic, "-p", "0", "-o", "2", "--no-confirm"), "TOPIC")
+    assert [(r["PARTITION"], r["NEW-START-OFFSET"], r["ERROR"]) for r in rows] == [("0", "2", "")]
+    [described] = rpk.json("topic", "describe", topic, "-a")
+    assert [
+        (p["log_start_offset"], p["high_watermark"]) for p in described["partitions"] if p["partition"] == 0
+    ] == [(2, 4)]
+
+    rows = [
+        r
+        for r in table(rpk.run("cluster", "logdirs", "describe", "--topics", topic), "BROKER")
+        if r["TOPIC"] == topic
+    ]
+    assert sorted(int(r["PARTITION"]) for r in rows) == list(range(PARTITIONS + 2))
+    assert len({(r["BROKER"], r["DIR"]) for r in rows}) == 1, "one broker, one log directory"
+    assert {r["PARTITION"]: int(r["SIZE"]) > 0 for r in rows}["0"] is True
+
+
+def wait_configs(rpk: Rpk, topic: str, expected: dict[str, tuple[str, str]]) -> None:
+    """`rpk topic describe -a` until it shows `expected` (Kafka's broker answers DescribeConfigs from its metadata,
+    which has a changed config a moment after the controller accepted it)."""
+    deadline = time.monotonic() + 30
+    while True:
+        [described] = rpk.json("topic", "describe", topic, "-a")
+        configs = {c["key"]: (c["value"], c["source"]) for c in described["configs"]}
+        seen = {name: configs.get(name) for name in expected}
+        if seen == expected:
+            return
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.2)
