@@ -54,6 +54,7 @@ from protocol.messages.add_partitions_to_txn_request import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
+)
 from protocol.messages.alter_configs_request import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
 from protocol.messages.alter_partition_reassignments_request import (
     AlterPartitionReassignmentsRequest,
@@ -87,9 +88,9 @@ from protocol.messages.describe_topic_partitions_request import (
     TopicRequest,
 )
 from protocol.messages.describe_transactions_request import DescribeTransactionsRequest
-from protocol.messages.end_txn_request import EndTxnRequest
 from protocol.messages.elect_leaders_request import ElectLeadersRequest
 from protocol.messages.elect_leaders_request import TopicPartitions as ElectTopicPartitions
+from protocol.messages.end_txn_request import EndTxnRequest
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ReplicaState
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.heartbeat_request import HeartbeatRequest
@@ -103,8 +104,8 @@ from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequ
 from protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
-from protocol.messages.list_transactions_request import ListTransactionsRequest
 from protocol.messages.list_partition_reassignments_request import ListPartitionReassignmentsRequest
+from protocol.messages.list_transactions_request import ListTransactionsRequest
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit_request import (
     OffsetCommitRequest,
