@@ -20,26 +20,46 @@ from compat.conftest import require_kafka
 from compat.kafka import DEFAULT_VERSIONS
 from compat.security_targets import AclKafka, AclKbroker
 from protocol.errors import ErrorCode as E
+from protocol.messages.alter_partition_reassignments_request import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
+)
 from protocol.messages.create_acls_request import AclCreation, CreateAclsRequest
+from protocol.messages.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
 from protocol.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
 from protocol.messages.delete_acls_request import DeleteAclsFilter, DeleteAclsRequest
 from protocol.messages.delete_groups_request import DeleteGroupsRequest
+from protocol.messages.delete_records_request import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
 from protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_acls_request import DescribeAclsRequest
 from protocol.messages.describe_client_quotas_request import DescribeClientQuotasRequest
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_configs_request import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups_request import DescribeGroupsRequest
+from protocol.messages.describe_log_dirs_request import DescribableLogDirTopic, DescribeLogDirsRequest
 from protocol.messages.describe_producers_request import DescribeProducersRequest
 from protocol.messages.describe_producers_request import TopicRequest as DescribeProducersTopic
 from protocol.messages.describe_topic_partitions_request import DescribeTopicPartitionsRequest, TopicRequest
 from protocol.messages.describe_user_scram_credentials_request import DescribeUserScramCredentialsRequest
+from protocol.messages.elect_leaders_request import ElectLeadersRequest
+from protocol.messages.elect_leaders_request import TopicPartitions as ElectTopicPartitions
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
+from protocol.messages.incremental_alter_configs_request import AlterableConfig as IncrementalAlterableConfig
+from protocol.messages.incremental_alter_configs_request import (
+    AlterConfigsResource as IncrementalAlterConfigsResource,
+)
+from protocol.messages.incremental_alter_configs_request import IncrementalAlterConfigsRequest
 from protocol.messages.init_producer_id_request import InitProducerIdRequest
 from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.messages.list_partition_reassignments_request import ListPartitionReassignmentsRequest
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit_request import (
     OffsetCommitRequest,
@@ -404,6 +424,79 @@ def cluster_rows(wire: Wire, who: str) -> Any:
     }
 
 
+def admin_api_rows(wire: Wire, who: str) -> Any:
+    """The admin APIs of issue 14, each asked so that it changes nothing (validate_only, offset 0, no reassignment to
+    cancel): ALTER / ALTER_CONFIGS / DELETE on the topic, DESCRIBE / ALTER / ALTER_CONFIGS on the cluster."""
+    grown = wire.call(
+        CreatePartitionsRequest(
+            topics=[
+                CreatePartitionsTopic(name=t, count=2, assignments=None)  # type: ignore[arg-type]  # nullable
+                for t in ("acl-t", "acl-secret")
+            ],
+            timeout_ms=10_000,
+            validate_only=True,
+        ),
+        3,
+    )
+    altered = wire.call(
+        IncrementalAlterConfigsRequest(
+            resources=[
+                IncrementalAlterConfigsResource(
+                    resource_type=kind,
+                    resource_name=name,
+                    configs=[IncrementalAlterableConfig(name=key, config_operation=0, value="3600000")],
+                )
+                for kind, name, key in ((2, "acl-t", "retention.ms"), (2, "acl-secret", "retention.ms"),
+                                        (4, "", "log.retention.ms"))
+            ],
+            validate_only=True,
+        ),
+        1,
+    )  # fmt: skip
+    deleted = wire.call(
+        DeleteRecordsRequest(
+            topics=[
+                DeleteRecordsTopic(name=t, partitions=[DeleteRecordsPartition(partition_index=0, offset=0)])
+                for t in ("acl-t", "acl-secret")
+            ],
+            timeout_ms=10_000,
+        ),
+        2,
+    )
+    log_dirs = wire.call(
+        DescribeLogDirsRequest(topics=[DescribableLogDirTopic(topic="acl-t", partitions=[0])]), 4
+    )
+    elected = wire.call(
+        ElectLeadersRequest(
+            election_type=0, topic_partitions=[ElectTopicPartitions(topic="acl-t", partitions=[0])]
+        ),
+        2,
+    )
+    listed = wire.call(ListPartitionReassignmentsRequest(topics=None), 0)
+    cancelled = wire.call(
+        AlterPartitionReassignmentsRequest(
+            topics=[ReassignableTopic(name="acl-t", partitions=[ReassignablePartition(partition_index=0)])]
+        ),
+        0,
+    )
+    return {
+        "create-partitions": {t.name: t.error_code for t in grown.results},
+        "incremental-alter-configs": [r.error_code for r in altered.responses],
+        # (Kafka answers the topics in no defined order)
+        "delete-records": {t.name: [p.error_code for p in t.partitions] for t in deleted.topics},
+        "describe-log-dirs": (log_dirs.error_code, len(log_dirs.results)),
+        "elect-leaders": (
+            elected.error_code,
+            [p.error_code for r in elected.replica_election_results for p in r.partition_result],
+        ),
+        "list-reassignments": listed.error_code,
+        "cancel-reassignment": (
+            cancelled.error_code,
+            [p.error_code for t in cancelled.responses for p in t.partitions],
+        ),
+    }
+
+
 def admin_rows(wire: Wire, who: str) -> Any:
     created = wire.call(
         CreateAclsRequest(
@@ -462,6 +555,7 @@ ROWS: dict[str, Row] = {
     "groups": group_rows,
     "cluster": cluster_rows,
     "acl-admin": admin_rows,
+    "admin-apis": admin_api_rows,
 }
 
 
@@ -505,6 +599,18 @@ def test_kbroker_enforces_the_acls(kbroker_matrix: dict[str, dict[str, Any]]) ->
         m["acl-admin"]["alice"]["describe-quotas"] == E.CLUSTER_AUTHORIZATION_FAILED
     )  # DESCRIBE ⊅ DESCRIBE_CONFIGS
     assert m["groups"]["bob"]["join"] == E.GROUP_AUTHORIZATION_FAILED
+    assert m["admin-apis"]["bob"]["delete-records"] == {
+        "acl-t": [E.TOPIC_AUTHORIZATION_FAILED],
+        "acl-secret": [E.NONE],
+    }
+    assert m["admin-apis"]["alice"]["incremental-alter-configs"][1:] == [
+        E.TOPIC_AUTHORIZATION_FAILED,
+        E.CLUSTER_AUTHORIZATION_FAILED,
+    ]
+    assert m["admin-apis"]["bob"]["cancel-reassignment"] == (
+        E.CLUSTER_AUTHORIZATION_FAILED,
+        [E.CLUSTER_AUTHORIZATION_FAILED],
+    )
 
 
 @pytest.mark.parametrize("version", DEFAULT_VERSIONS)

@@ -808,12 +808,14 @@ class BrokerConfig:
         for name in sorted(BROKER_CONFIGS):
             if name in _NODE_ID_NAMES:
                 source = STATIC_BROKER_CONFIG if id_given else DEFAULT_CONFIG
-                given = [(self.explicit[name], STATIC_BROKER_CONFIG)] if name in self.explicit else []
+                given: list[tuple[str | None, int]] = (
+                    [(self.explicit[name], STATIC_BROKER_CONFIG)] if name in self.explicit else []
+                )
                 default = BROKER_CONFIGS[name].default
                 given += [(default, DEFAULT_CONFIG)] if default is not None else []
                 out.append((name, str(self.node_id), source, given))
                 continue
-            synonyms = [
+            synonyms: list[tuple[str | None, int]] = [
                 (value, source)
                 for value, source in (
                     (dynamic.node.get(name), DYNAMIC_BROKER_CONFIG),

@@ -181,7 +181,8 @@ def _image(
     return MetadataImage(
         revision=20,
         brokers={
-            b: BrokerRegistration(b, "h", 9000 + b, None, 1, stopping) for b, stopping in brokers.items()
+            b: BrokerRegistration(b, "h", 9000 + b, None, 1, in_controlled_shutdown=stopping)
+            for b, stopping in brokers.items()
         },
         controller=None,
         topics=topics,
@@ -252,9 +253,9 @@ def test_json_round_trips_of_the_new_fields() -> None:
     assert b"adding" not in state(1, (1,)).to_json(), "an idle partition's stored form is unchanged"
     topic = TopicMetadata("t", uuid.uuid4(), 2, 2, {"retention.ms": "1"}, {0: (1, 2), 1: (2, 1)})
     assert TopicMetadata.from_json("t", topic.to_json()) == topic
-    stopping = BrokerRegistration(1, "h", 1, None, 7, True)
+    stopping = BrokerRegistration(1, "h", 1, None, 7, {"EXTERNAL": ("x", 2)}, in_controlled_shutdown=True)
     assert BrokerRegistration.from_json(stopping.to_json(), 7) == stopping
-    assert stopping.endpoint == BrokerRegistration(1, "h", 1, None, 7).endpoint
+    assert stopping.incarnation == BrokerRegistration(1, "h", 1, None, 7, {"EXTERNAL": ("x", 2)}).incarnation
     keys = KeyLayout("c")
     assert keys.parse(keys.broker_configs("")) == ("broker_configs", "")
     assert keys.parse(keys.broker_configs("3")) == ("broker_configs", "3")

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from kbroker.common import KafkaError
-from kbroker.handlers.incremental_alter_configs import BROKER, TOPIC, broker_entity
+from kbroker.handlers.incremental_alter_configs import BROKER, TOPIC, authorize, broker_entity
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.handlers.services import BrokerServices
 from protocol.errors import ErrorCode
@@ -28,6 +28,7 @@ async def handle(ctx: RequestContext, req: AlterConfigsRequest) -> AlterConfigsR
         )
         responses.append(response)
         try:
+            authorize(ctx, res.resource_type, res.resource_name)
             given = _given(res.configs)
             await _replace(ctx.services, res.resource_type, res.resource_name, given, req.validate_only)
         except KafkaError as exc:

@@ -6,7 +6,7 @@ logs) and, if the leader was one of them, elects the first target replica in the
 reassignment in progress (NO_REASSIGNMENT_IN_PROGRESS if there is none): the replicas go back to the original ones.
 A target that is empty, repeats a broker or names an unregistered one gets INVALID_REPLICA_ASSIGNMENT, an unknown
 partition UNKNOWN_TOPIC_OR_PARTITION. The answer comes once the reassignment is recorded, not once it is done:
-ListPartitionReassignments shows it until then.
+ListPartitionReassignments shows it until then. Without ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from kbroker.common import TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
 from protocol.errors import ErrorCode
 from protocol.messages.alter_partition_reassignments_request import AlterPartitionReassignmentsRequest
 from protocol.messages.alter_partition_reassignments_response import (
@@ -28,6 +29,25 @@ from protocol.messages.alter_partition_reassignments_response import (
 async def handle(
     ctx: RequestContext, req: AlterPartitionReassignmentsRequest
 ) -> AlterPartitionReassignmentsResponse:
+    if not ctx.authorize_cluster(Op.ALTER):
+        return AlterPartitionReassignmentsResponse(
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            error_message="Cluster authorization failed.",
+            responses=[
+                ReassignableTopicResponse(
+                    name=t.name,
+                    partitions=[
+                        ReassignablePartitionResponse(
+                            partition_index=p.partition_index,
+                            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                            error_message="Cluster authorization failed.",
+                        )
+                        for p in t.partitions
+                    ],
+                )
+                for t in req.topics
+            ],
+        )
     targets: dict[TopicPartition, Sequence[int] | None] = {
         TopicPartition(t.name, p.partition_index): p.replicas for t in req.topics for p in t.partitions
     }

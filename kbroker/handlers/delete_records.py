@@ -5,7 +5,8 @@ the segments wholly below it; the answer waits (up to `timeout_ms`) until every 
 start there and carries that low watermark. Consumers asking for an offset below it get OFFSET_OUT_OF_RANGE and reset
 (auto.offset.reset). An offset above the high watermark gets OFFSET_OUT_OF_RANGE, a partition led elsewhere
 NOT_LEADER_OR_FOLLOWER, an unknown one UNKNOWN_TOPIC_OR_PARTITION, replicas that do not catch up in time
-REQUEST_TIMED_OUT; the low watermark is -1 with an error.
+REQUEST_TIMED_OUT, one without DELETE on the topic TOPIC_AUTHORIZATION_FAILED; the low watermark is -1 with an
+error.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import trio
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
+from protocol.errors import ErrorCode
 from protocol.messages.delete_records_request import DeleteRecordsRequest
 from protocol.messages.delete_records_response import (
     DeleteRecordsPartitionResult,
@@ -28,6 +32,9 @@ async def handle(ctx: RequestContext, req: DeleteRecordsRequest) -> DeleteRecord
     topics: list[DeleteRecordsTopicResult] = []
 
     async def delete(tp: TopicPartition, offset: int, result: DeleteRecordsPartitionResult) -> None:
+        if not ctx.authorize(Op.DELETE, R.TOPIC, tp.topic):
+            result.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            return
         try:
             result.low_watermark = await replicas.delete_records(tp, offset, req.timeout_ms)
         except KafkaError as exc:

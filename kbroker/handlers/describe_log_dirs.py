@@ -3,7 +3,8 @@
 kbroker keeps every partition in one data directory (log.dirs names exactly one), so the answer has one log
 directory: its absolute path, each partition log in it (all of them, or those of the topics asked for) with its size
 in bytes and how far its log end is below the high watermark, and (v4) the file system's total and usable bytes.
-There are never future logs (AlterReplicaLogDirs moves replicas between directories; there is only one).
+There are never future logs (AlterReplicaLogDirs moves replicas between directories; there is only one). Without
+DESCRIBE on the cluster the answer lists nothing (v3+: CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import os
 
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from protocol.errors import ErrorCode
 from protocol.messages.describe_log_dirs_request import DescribeLogDirsRequest
 from protocol.messages.describe_log_dirs_response import (
     DescribeLogDirsPartition,
@@ -22,6 +25,11 @@ from protocol.messages.describe_log_dirs_response import (
 
 @handles(DescribeLogDirsRequest, 1, 4)
 async def handle(ctx: RequestContext, req: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
+    if not ctx.authorize_cluster(Op.DESCRIBE):
+        # As Kafka: nothing described (v3+ also says why).
+        return DescribeLogDirsResponse(
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED if ctx.api_version >= 3 else 0
+        )
     wanted = None if req.topics is None else {t.topic: set(t.partitions) for t in req.topics}
     log_dir = ctx.services.config.data_dir.resolve()
     result = DescribeLogDirsResult(log_dir=str(log_dir))

@@ -6,7 +6,8 @@ a live leader one: an in-sync replica if one is live, else any live replica, whi
 (ELECTION_NOT_NEEDED while the leader is live, ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is). Null
 topic_partitions means every partition, and then, as Kafka, only partitions where an election was needed are
 answered. The answer comes once this node's metadata shows the new leader. An unknown partition gets
-UNKNOWN_TOPIC_OR_PARTITION; an election type other than 0 and 1 INVALID_REQUEST for every partition.
+UNKNOWN_TOPIC_OR_PARTITION; an election type other than 0 and 1 INVALID_REQUEST for every partition; without ALTER
+on the cluster, CLUSTER_AUTHORIZATION_FAILED for the request and every partition.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.metadata.api import PREFERRED_ELECTION, UNCLEAN_ELECTION
+from kbroker.security.acl import AclOperation as Op
 from protocol.errors import ErrorCode
 from protocol.messages.elect_leaders_request import ElectLeadersRequest
 from protocol.messages.elect_leaders_response import (
@@ -36,6 +38,20 @@ async def handle(ctx: RequestContext, req: ElectLeadersRequest) -> ElectLeadersR
         ]
     else:
         wanted = [TopicPartition(t.topic, p) for t in req.topic_partitions for p in t.partitions]
+    if not ctx.authorize_cluster(Op.ALTER):
+        refused = KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        response = ElectLeadersResponse(error_code=refused.code)
+        for t in req.topic_partitions or []:
+            response.replica_election_results.append(
+                ReplicaElectionResult(
+                    topic=t.topic,
+                    partition_result=[
+                        PartitionResult(partition_id=p, error_code=refused.code, error_message=None)
+                        for p in t.partitions
+                    ],
+                )
+            )
+        return response
     if election_type in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
         outcomes = await ctx.services.cluster_admin.elect_leaders(election_type, dict.fromkeys(wanted))
     else:

@@ -7,8 +7,9 @@ node; they take effect without a restart: a topic's logs take the new retention,
 min.insync.replicas … at once, and topics without their own value follow a changed broker default. Which broker configs
 are dynamic: config.py's DYNAMIC_BROKER_CONFIGS (another known one gets INVALID_REQUEST, "Cannot update these configs
 dynamically"). Unknown names and bad values get INVALID_CONFIG, an unknown topic UNKNOWN_TOPIC_OR_PARTITION, a name
-given twice in one resource INVALID_REQUEST, other resource types INVALID_REQUEST. validate_only checks without
-changing anything.
+given twice in one resource INVALID_REQUEST, other resource types INVALID_REQUEST; without ALTER_CONFIGS on the
+topic (or the cluster, for brokers) TOPIC_ / CLUSTER_AUTHORIZATION_FAILED. validate_only checks without changing
+anything.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from kbroker.common import KafkaError
 from kbroker.config import apply_config_changes
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.handlers.services import BrokerServices
+from kbroker.security.acl import AclOperation as Op
+from kbroker.security.acl import ResourceType as R
 from protocol.errors import ErrorCode
 from protocol.messages.incremental_alter_configs_request import IncrementalAlterConfigsRequest
 from protocol.messages.incremental_alter_configs_response import (
@@ -41,6 +44,7 @@ async def handle(ctx: RequestContext, req: IncrementalAlterConfigsRequest) -> In
         responses.append(response)
         changes = [(c.name, c.config_operation, c.value) for c in res.configs]
         try:
+            authorize(ctx, res.resource_type, res.resource_name)
             await _alter(ctx.services, res.resource_type, res.resource_name, changes, req.validate_only)
         except KafkaError as exc:
             response.error_code = exc.code
@@ -79,6 +83,14 @@ async def _alter(
         )
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
+
+
+def authorize(ctx: RequestContext, resource_type: int, name: str) -> None:
+    """ALTER_CONFIGS on the topic, or on the cluster for a broker resource (Kafka's rule)."""
+    if resource_type == TOPIC and not ctx.authorize(Op.ALTER_CONFIGS, R.TOPIC, name):
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+    if resource_type == BROKER and not ctx.authorize_cluster(Op.ALTER_CONFIGS):
+        raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
 
 
 def broker_entity(name: str) -> str:

@@ -1,10 +1,13 @@
 """ListPartitionReassignments (46), v0: the reassignments in progress (all, or of the partitions asked for), each
 with its replicas (the target's, then the ones it drops) and the replicas being added and removed. Partitions that
-are not being reassigned, or do not exist, are left out, as Kafka does."""
+are not being reassigned, or do not exist, are left out, as Kafka does. Without DESCRIBE on the cluster:
+CLUSTER_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
+from protocol.errors import ErrorCode
 from protocol.messages.list_partition_reassignments_request import ListPartitionReassignmentsRequest
 from protocol.messages.list_partition_reassignments_response import (
     ListPartitionReassignmentsResponse,
@@ -17,6 +20,10 @@ from protocol.messages.list_partition_reassignments_response import (
 async def handle(
     ctx: RequestContext, req: ListPartitionReassignmentsRequest
 ) -> ListPartitionReassignmentsResponse:
+    if not ctx.authorize_cluster(Op.DESCRIBE):
+        return ListPartitionReassignmentsResponse(
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed."
+        )
     image = ctx.services.metadata.image()
     if req.topics is None:
         wanted = {name: sorted(states) for name, states in sorted(image.partitions.items())}
