@@ -6,6 +6,7 @@ go to Apache Kafka in compat/test_response_diff.py.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import trio
 
 from kbroker.app import Broker
 from kbroker.common import TopicPartition
+from kbroker.security.session import ConnectionSession
 from protocol.errors import ErrorCode as E
 from protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
 from protocol.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
@@ -73,7 +75,17 @@ OFFSETS_PARTITION = "<the offsets partition of group g>"
 
 @pytest.fixture
 async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
-    async with started(tmp_path, Setup(), {T: (3, {})}) as running:
+    async with prepared(tmp_path, Setup()) as running:
+        yield running
+
+
+@asynccontextmanager
+async def prepared(
+    tmp_path: Path, setup: Setup, session: ConnectionSession | None = None
+) -> AsyncIterator[Broker]:
+    """The tables' broker: T with an open transaction of PRODUCING and STALE_PID's marker, READY and ONGOING (set up
+    as `session`'s principal, where ACLs are on)."""
+    async with started(tmp_path, setup, {T: (3, {})}) as running:
         tp = TopicPartition(T, 0)
         now = running.clock.now_ms()
         plain = build_batch([Record(0, now, None, b"plain")])
@@ -90,7 +102,7 @@ async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
                 [(tp, batch)], required_acks=1, now_ms=now, verification_guards=guards
             )
             assert result.error is None
-        await _transactional_ids(running)
+        await _transactional_ids(running, session)
         results = running.replicas.append_end_txn_markers(
             [TopicPartition(T, 1)], producer_id=STALE_PID, producer_epoch=5, coordinator_epoch=3, commit=True,
             now_ms=now,
@@ -99,13 +111,13 @@ async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
         yield running
 
 
-async def _transactional_ids(broker: Broker) -> None:
+async def _transactional_ids(broker: Broker, session: ConnectionSession | None) -> None:
     find = FindCoordinatorRequest(key_type=1, coordinator_keys=[READY])
-    await wire_call(broker, find, 4)  # creates __transaction_state
+    await wire_call(broker, find, 4, session)  # creates __transaction_state
     await wait_until(lambda: len(broker.transactions.coordinator.partitions) == TXN_PARTITIONS)
     for txn_id, pid in ((READY, READY_PID), (ONGOING, ONGOING_PID)):
         response = await wire_call(
-            broker, InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=60_000), 5
+            broker, InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=60_000), 5, session
         )
         assert (response.error_code, response.producer_id, response.producer_epoch) == (E.NONE, pid, 0)
     add = AddPartitionsToTxnRequest(
@@ -114,13 +126,13 @@ async def _transactional_ids(broker: Broker) -> None:
         v3_and_below_producer_epoch=0,
         v3_and_below_topics=[AddPartitionsToTxnTopic(name=T, partitions=[0])],
     )
-    assert (await wire_call(broker, add, 3)).results_by_topic_v3_and_below[0].results_by_partition[
+    assert (await wire_call(broker, add, 3, session)).results_by_topic_v3_and_below[0].results_by_partition[
         0
     ].partition_error_code == E.NONE
     offsets = AddOffsetsToTxnRequest(
         transactional_id=ONGOING, producer_id=ONGOING_PID, producer_epoch=0, group_id=G
     )
-    assert (await wire_call(broker, offsets, 3)).error_code == E.NONE
+    assert (await wire_call(broker, offsets, 3, session)).error_code == E.NONE
 
 
 def resolve(value: Any, broker: Broker) -> Any:
@@ -130,9 +142,14 @@ def resolve(value: Any, broker: Broker) -> Any:
 
 
 async def check(
-    broker: Broker, request: Any, version: int, view: Callable[[Any], Any], expected: Any
+    broker: Broker,
+    request: Any,
+    version: int,
+    view: Callable[[Any], Any],
+    expected: Any,
+    session: ConnectionSession | None = None,
 ) -> None:
-    await assert_answer(broker, resolve(request, broker), version, view, resolve(expected, broker))
+    await assert_answer(broker, resolve(request, broker), version, view, resolve(expected, broker), session)
 
 
 # ---- DescribeProducers (v0) -------------------------------------------------------------------------------------
@@ -265,6 +282,15 @@ ADD_PARTITIONS_TO_TXN_CASES = [
         id="unknown-partitions-none-added",
     ),
     pytest.param(
+        add_partitions(READY, READY_PID, 0, (T, 1), ("__consumer_offsets", 0)),
+        3,
+        [
+            {"partition": (T, 1), "error": E.OPERATION_NOT_ATTEMPTED},
+            {"partition": ("__consumer_offsets", 0), "error": E.TOPIC_AUTHORIZATION_FAILED},
+        ],
+        id="an-internal-topic-never-without-acls-too",
+    ),
+    pytest.param(
         add_partitions(READY, READY_PID, 1, (T, 1)),
         3,
         [{"partition": (T, 1), "error": E.PRODUCER_FENCED}],
@@ -392,10 +418,19 @@ async def test_end_txn_retried_and_the_next_transaction(broker: Broker) -> None:
 
 
 def txn_commit(
-    group: str, epoch: int = 0, member: str = "", generation: int = -1, offset: int = 5
+    group: str,
+    epoch: int = 0,
+    member: str = "",
+    generation: int = -1,
+    offset: int = 5,
+    partitions: tuple[tuple[str, int], ...] = ((T, 0),),
+    txn_id: str = ONGOING,
 ) -> TxnOffsetCommitRequest:
+    by_topic: dict[str, list[int]] = {}
+    for topic, index in partitions:
+        by_topic.setdefault(topic, []).append(index)
     return TxnOffsetCommitRequest(
-        transactional_id=ONGOING,
+        transactional_id=txn_id,
         group_id=group,
         producer_id=ONGOING_PID,
         producer_epoch=epoch,
@@ -403,9 +438,13 @@ def txn_commit(
         generation_id=generation,
         topics=[
             TxnOffsetCommitRequestTopic(
-                name=T,
-                partitions=[TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=offset)],
+                name=topic,
+                partitions=[
+                    TxnOffsetCommitRequestPartition(partition_index=i, committed_offset=offset)
+                    for i in indexes
+                ],
             )
+            for topic, indexes in by_topic.items()
         ],
     )
 
@@ -433,6 +472,16 @@ TXN_OFFSET_COMMIT_CASES = [
         txn_commit("other"), 2, [{"error": E.INVALID_TXN_STATE}], id="v2-group-not-in-the-transaction"
     ),
     pytest.param(txn_commit(G, epoch=1), 3, [{"error": E.INVALID_PRODUCER_EPOCH}], id="another-epoch"),
+    pytest.param(
+        txn_commit(G, partitions=((T, 0), (T, 9), ("nope", 0))),
+        3,
+        [
+            {"partition": (T, 9), "error": E.UNKNOWN_TOPIC_OR_PARTITION},
+            {"partition": (T, 0), "error": E.NONE},
+            {"partition": ("nope", 0), "error": E.UNKNOWN_TOPIC_OR_PARTITION},
+        ],
+        id="unknown-partitions-refused-the-others-committed",
+    ),
 ]
 
 
@@ -634,8 +683,8 @@ async def test_find_coordinator_creates_the_transaction_state_topic(tmp_path: Pa
 @pytest.mark.trio
 async def test_a_transactional_id_needs_write_on_it_with_an_authorizer(tmp_path: Path) -> None:
     """With ACLs on, InitProducerId and Produce need WRITE on the transactional id (Kafka's
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise); the other transaction APIs do not check ACLs yet
-    (docs/kafka-differences.md)."""
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise), FindCoordinator DESCRIBE on it; the other transaction APIs'
+    rows are in the table below."""
     write_on_tx_a = acl("tx-a", op=4, rtype=5)  # WRITE, TRANSACTIONAL_ID
     async with running_broker(tmp_path / "data", AUTHORIZED) as broker:
         created = await wire_call(broker, CreateAclsRequest(creations=[write_on_tx_a]), 3, as_user("admin"))
@@ -673,3 +722,158 @@ async def test_a_transactional_id_needs_write_on_it_with_an_authorizer(tmp_path:
         response = await wire_call(broker, produce, 9, as_user("alice"))
         errors = [p.error_code for t in response.responses for p in t.partition_responses]
         assert errors == [E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED]
+
+
+# ---- With ACLs on (authorizer.class.name): what each transaction API checks, in Kafka's order --------------------
+# alice may write ONGOING (and so describe it), only describe READY, write and read T, read group G; bob may only
+# describe READY; "ops" has ALTER on the cluster (an administrator: kafka-transactions.sh abort), "broker"
+# CLUSTER_ACTION (another broker). The fixture's transactions are set up by the super user admin.
+# compat/test_security_acls.py compares the same kind of requests with Apache Kafka's answers.
+
+TXN, GROUP, CLUSTER = 5, 3, 4
+WRITE, READ, ALL, ALTER, DESCRIBE, CLUSTER_ACTION = 4, 3, 2, 7, 8, 9
+TXN_ACLS = [
+    acl(ONGOING, rtype=TXN, op=WRITE),
+    acl(READY, rtype=TXN, op=DESCRIBE),
+    acl(READY, rtype=TXN, op=DESCRIBE, principal="User:bob"),
+    acl(T, op=ALL),
+    acl(G, rtype=GROUP, op=READ),
+    acl("kafka-cluster", rtype=CLUSTER, op=ALTER, principal="User:ops"),
+    acl("kafka-cluster", rtype=CLUSTER, op=CLUSTER_ACTION, principal="User:broker"),
+]
+SECRET = "secret"
+"""A topic no ACL names: no one but the super user may touch it."""
+
+
+@pytest.fixture
+async def secured(tmp_path: Path) -> AsyncIterator[Broker]:
+    admin = as_user("admin")
+    async with prepared(tmp_path, Setup(settings=AUTHORIZED), admin) as running:
+        await running.metadata.create_topic(SECRET, 1, 1, {})
+        created = await wire_call(running, CreateAclsRequest(creations=TXN_ACLS), 3, admin)
+        assert [r.error_code for r in created.results] == [E.NONE] * len(TXN_ACLS)
+        yield running
+
+
+def add_partitions_v4(response: AddPartitionsToTxnResponse) -> dict[str, Any]:
+    return {"error": response.error_code, "partitions": added(response)}
+
+
+ACL_CASES = [
+    # AddPartitionsToTxn: the transactional id, then per topic WRITE (an internal topic never), then existence
+    pytest.param(
+        "alice", add_partitions(READY, READY_PID, 0, (T, 1), (T, 2)), 3, added,
+        [{"partition": (T, 1), "error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED},
+         {"partition": (T, 2), "error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}],
+        id="add-partitions-describe-is-not-write",
+    ),
+    pytest.param(
+        "alice",
+        add_partitions(ONGOING, ONGOING_PID, 0, (T, 1), (T, 9), (SECRET, 0), ("nope", 0), ("__consumer_offsets", 0)),
+        3, added,
+        [{"partition": (T, 1), "error": E.OPERATION_NOT_ATTEMPTED},
+         {"partition": (T, 9), "error": E.UNKNOWN_TOPIC_OR_PARTITION},
+         {"partition": (SECRET, 0), "error": E.TOPIC_AUTHORIZATION_FAILED},
+         {"partition": ("nope", 0), "error": E.TOPIC_AUTHORIZATION_FAILED},
+         {"partition": ("__consumer_offsets", 0), "error": E.TOPIC_AUTHORIZATION_FAILED}],
+        id="add-partitions-topics-refused-before-unknown-none-added",
+    ),
+    pytest.param(
+        "alice", add_partitions(ONGOING, ONGOING_PID, 0, (T, 1)), 3, added,
+        [{"partition": (T, 1), "error": E.NONE}], id="add-partitions-allowed",
+    ),
+    pytest.param(
+        "alice", verify(ONGOING, ONGOING_PID, 0, (T, 0)), 4, add_partitions_v4,
+        {"error": E.CLUSTER_AUTHORIZATION_FAILED, "partitions": []}, id="add-partitions-v4-is-for-brokers",
+    ),
+    pytest.param(
+        "broker", verify(ONGOING, ONGOING_PID, 0, (T, 0), (SECRET, 0)), 5, add_partitions_v4,
+        {"error": E.NONE, "partitions": [{"partition": (T, 0), "error": E.NONE},
+                                         {"partition": (SECRET, 0), "error": E.TRANSACTION_ABORTABLE}]},
+        id="add-partitions-v5-verify-as-a-broker-no-topic-acls",
+    ),
+    # AddOffsetsToTxn: the transactional id, then READ on the group
+    pytest.param(
+        "alice", AddOffsetsToTxnRequest(transactional_id=READY, producer_id=READY_PID, producer_epoch=0, group_id=G),
+        3, error_code, {"error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}, id="add-offsets-transactional-id",
+    ),
+    pytest.param(
+        "alice",
+        AddOffsetsToTxnRequest(transactional_id=ONGOING, producer_id=ONGOING_PID, producer_epoch=0, group_id="other"),
+        3, error_code, {"error": E.GROUP_AUTHORIZATION_FAILED}, id="add-offsets-group",
+    ),
+    pytest.param(
+        "bob",
+        AddOffsetsToTxnRequest(transactional_id=ONGOING, producer_id=ONGOING_PID, producer_epoch=0, group_id="other"),
+        3, error_code, {"error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED},
+        id="add-offsets-transactional-id-before-group",
+    ),
+    pytest.param(
+        "alice",
+        AddOffsetsToTxnRequest(transactional_id=ONGOING, producer_id=ONGOING_PID, producer_epoch=0, group_id=G),
+        3, error_code, {"error": E.NONE}, id="add-offsets-allowed",
+    ),
+    # EndTxn: WRITE on the transactional id
+    pytest.param("alice", end(READY, READY_PID, 0, True), 3, error_code,
+                 {"error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}, id="end-txn-transactional-id"),
+    pytest.param("alice", end(ONGOING, ONGOING_PID, 0, True), 3, error_code, {"error": E.NONE}, id="end-txn-allowed"),
+    # TxnOffsetCommit: the transactional id, the group (each on every partition), then per topic READ and existence
+    pytest.param(
+        "alice", txn_commit(G, txn_id=READY, partitions=((T, 0), (SECRET, 0))), 3, committed,
+        [{"partition": (T, 0), "error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED},
+         {"partition": (SECRET, 0), "error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}],
+        id="txn-offset-commit-transactional-id",
+    ),
+    pytest.param(
+        "alice", txn_commit("other", partitions=((T, 0), (SECRET, 0))), 3, committed,
+        [{"partition": (T, 0), "error": E.GROUP_AUTHORIZATION_FAILED},
+         {"partition": (SECRET, 0), "error": E.GROUP_AUTHORIZATION_FAILED}],
+        id="txn-offset-commit-group",
+    ),
+    pytest.param(
+        "alice", txn_commit(G, partitions=((T, 0), (T, 9), (SECRET, 0), ("nope", 0))), 3, committed,
+        [{"partition": (T, 9), "error": E.UNKNOWN_TOPIC_OR_PARTITION},
+         {"partition": (T, 0), "error": E.NONE},
+         {"partition": (SECRET, 0), "error": E.TOPIC_AUTHORIZATION_FAILED},
+         {"partition": ("nope", 0), "error": E.TOPIC_AUTHORIZATION_FAILED}],
+        id="txn-offset-commit-topics",
+    ),
+    # WriteTxnMarkers: ALTER (KIP-1037) or CLUSTER_ACTION on the cluster
+    pytest.param("alice", marker(PRODUCING, 3, 0, (T, 0), (T, 7)), 1, written,
+                 [{"partition": (T, 0), "error": E.CLUSTER_AUTHORIZATION_FAILED},
+                  {"partition": (T, 7), "error": E.CLUSTER_AUTHORIZATION_FAILED}], id="write-txn-markers-refused"),
+    pytest.param("ops", marker(PRODUCING, 3, 0, (T, 0)), 1, written, [{"error": E.NONE}],
+                 id="write-txn-markers-alter-cluster"),
+    pytest.param("broker", marker(PRODUCING, 3, 0, (T, 0)), 1, written, [{"error": E.NONE}],
+                 id="write-txn-markers-cluster-action"),
+    # DescribeTransactions: DESCRIBE on each id; only the topics one may describe
+    pytest.param(
+        "alice", DescribeTransactionsRequest(transactional_ids=[ONGOING, READY, "hidden"]), 0, described,
+        [{"id": ONGOING, "error": E.NONE, "state": "Ongoing", "partitions": [(T, 0)]},
+         {"id": READY, "error": E.NONE, "state": "Empty"},
+         {"id": "hidden", "error": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "state": "", "producer": (0, 0),
+          "timeout": 0, "partitions": []}],
+        id="describe-transactions",
+    ),
+    pytest.param(
+        "admin", DescribeTransactionsRequest(transactional_ids=[ONGOING]), 0, described,
+        [{"id": ONGOING, "error": E.NONE, "partitions": sorted([(T, 0), ("__consumer_offsets", OFFSETS_PARTITION)])}],
+        id="describe-transactions-super-user",
+    ),
+    # ListTransactions: only the ids one may describe
+    pytest.param("alice", ListTransactionsRequest(), 0, listed,
+                 {"error": E.NONE, "transactions": [(ONGOING, ONGOING_PID, "Ongoing"), (READY, READY_PID, "Empty")]},
+                 id="list-transactions-alice"),
+    pytest.param("bob", ListTransactionsRequest(), 0, listed,
+                 {"error": E.NONE, "transactions": [(READY, READY_PID, "Empty")]}, id="list-transactions-bob"),
+    pytest.param("ops", ListTransactionsRequest(), 0, listed, {"error": E.NONE, "transactions": []},
+                 id="list-transactions-none"),
+]  # fmt: skip
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(("user", "request_", "version", "view", "expected"), ACL_CASES)
+async def test_transaction_apis_with_acls(
+    secured: Broker, user: str, request_: Any, version: int, view: Callable[[Any], Any], expected: Any
+) -> None:
+    await check(secured, request_, version, view, expected, as_user(user))

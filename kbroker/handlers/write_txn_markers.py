@@ -5,13 +5,19 @@ is appended as leader with acks=-1 (kbroker/transaction/markers.py): NONE once i
 UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER (the coordinator retries at the new leader);
 INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED for a stale producer or coordinator epoch. A marker on
 `__consumer_offsets` makes the producer's transactional offsets visible (commit) or drops them (abort).
+
+It needs ALTER on the cluster (an administrator's `kafka-transactions.sh abort`, KIP-1037) or CLUSTER_ACTION on it (a
+broker: kbroker's nodes call each other as the inter-broker principal, a super user or one given CLUSTER_ACTION), else
+every partition gets CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from kbroker.common import TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.security.acl import AclOperation as Op
 from kbroker.transaction.markers import Marker
+from protocol.errors import ErrorCode
 from protocol.messages.write_txn_markers_request import WriteTxnMarkersRequest
 from protocol.messages.write_txn_markers_response import (
     WritableTxnMarkerPartitionResult,
@@ -33,7 +39,10 @@ async def handle(ctx: RequestContext, req: WriteTxnMarkersRequest) -> WriteTxnMa
         )
         for m in req.markers
     ]
-    results = await ctx.services.transactions.write_markers(markers)
+    if ctx.authorize_cluster(Op.ALTER) or ctx.authorize_cluster(Op.CLUSTER_ACTION):
+        results = await ctx.services.transactions.write_markers(markers)
+    else:
+        results = [dict.fromkeys(m.partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED) for m in markers]
     out = []
     for marker, errors in zip(markers, results, strict=True):
         topics: dict[str, WritableTxnMarkerTopicResult] = {}
