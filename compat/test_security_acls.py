@@ -2,6 +2,10 @@
 and against Apache Kafka 3.9.2 and 4.3.1 with the same ACLs (created through CreateAcls by the super user); the
 error codes (and authorized-operation bit fields) must be equal.
 
+The transaction APIs' row runs a transaction as each principal (its own transactional id, another it may only
+describe or not touch at all, topics and groups it may or may not use), so each check and which refusal wins over
+which is compared too.
+
 The ACLs exercise StandardAuthorizer's rules: literal, prefixed and wildcard patterns, the `User:*` principal, a
 host that does not match, DENY winning over ALLOW, implied operations (READ implies DESCRIBE; DESCRIBE does not
 imply DESCRIBE_CONFIGS), and "any ACL on a resource denies everyone else". Kafka itself is the oracle; a few rows
@@ -24,6 +28,11 @@ from protocol.messages.alter_partition_reassignments_request import (
     AlterPartitionReassignmentsRequest,
     ReassignablePartition,
     ReassignableTopic,
+from protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
+from protocol.messages.add_partitions_to_txn_request import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
 )
 from protocol.messages.create_acls_request import AclCreation, CreateAclsRequest
 from protocol.messages.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
@@ -45,9 +54,11 @@ from protocol.messages.describe_log_dirs_request import DescribableLogDirTopic, 
 from protocol.messages.describe_producers_request import DescribeProducersRequest
 from protocol.messages.describe_producers_request import TopicRequest as DescribeProducersTopic
 from protocol.messages.describe_topic_partitions_request import DescribeTopicPartitionsRequest, TopicRequest
+from protocol.messages.describe_transactions_request import DescribeTransactionsRequest
 from protocol.messages.describe_user_scram_credentials_request import DescribeUserScramCredentialsRequest
 from protocol.messages.elect_leaders_request import ElectLeadersRequest
 from protocol.messages.elect_leaders_request import TopicPartitions as ElectTopicPartitions
+from protocol.messages.end_txn_request import EndTxnRequest
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from protocol.messages.incremental_alter_configs_request import AlterableConfig as IncrementalAlterableConfig
@@ -60,6 +71,7 @@ from protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequ
 from protocol.messages.list_groups_request import ListGroupsRequest
 from protocol.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.list_partition_reassignments_request import ListPartitionReassignmentsRequest
+from protocol.messages.list_transactions_request import ListTransactionsRequest
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit_request import (
     OffsetCommitRequest,
@@ -81,19 +93,29 @@ from protocol.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
+from protocol.messages.txn_offset_commit_request import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
+from protocol.messages.write_txn_markers_request import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
 from tests.handler_tables import produce, records
 from tests.security_support import PASSWORDS, sasl_login
 from tests.test_groups_support import Wire
 
 pytestmark = pytest.mark.timeout(300)
 
-TOPIC, GROUP, CLUSTER = 2, 3, 4
+TOPIC, GROUP, CLUSTER, TXN = 2, 3, 4, 5
 LITERAL, PREFIXED = 3, 4
 ANY_OP, ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = 1, 2, 3, 4, 5, 6, 7, 8
 DESCRIBE_CONFIGS = 10
 DENY, ALLOW = 2, 3
 
-TOPICS = ("acl-t", "acl-secret", "acl-pub-1", "acl-host", "acl-open")
+TOPICS = ("acl-t", "acl-secret", "acl-pub-1", "acl-host", "acl-open", "acl-tx-out")
 ACLS = [
     # alice: everything on acl-t, creating acl-new*, reading groups acl-g*, describing and altering the cluster
     (TOPIC, "acl-t", LITERAL, "User:alice", "*", ALL, ALLOW),
@@ -117,6 +139,13 @@ ACLS = [
     # the wildcard topic name: everyone may describe every topic's configs? no: only acl-open (a literal "*" would
     # cover them all); acl-open has an ACL for alice's reads only, so bob is denied by "an ACL exists"
     (TOPIC, "acl-open", LITERAL, "User:alice", "*", READ, ALLOW),
+    # transactions: alice writes (and reads) acl-tx-* ids and topics; bob writes his own id and may only describe
+    # alice's; no one may touch other-tx
+    (TXN, "acl-tx-", PREFIXED, "User:alice", "*", WRITE, ALLOW),
+    (TOPIC, "acl-tx-", PREFIXED, "User:alice", "*", WRITE, ALLOW),
+    (TOPIC, "acl-tx-", PREFIXED, "User:alice", "*", READ, ALLOW),
+    (TXN, "acl-tx-bob", LITERAL, "User:bob", "*", WRITE, ALLOW),
+    (TXN, "acl-tx-alice", LITERAL, "User:bob", "*", DESCRIBE, ALLOW),
 ]
 PRINCIPALS = ("alice", "bob")
 
@@ -179,7 +208,16 @@ def setup_as_admin(bootstrap: str) -> None:
         ):
             assert time.monotonic() < deadline, "the broker's coordinators did not come up"
             time.sleep(0.2)
-        for group in ("acl-g-alice", "acl-g-bob", "acl-g-c-alice", "acl-g-c-bob"):
+        # and the transaction coordinator (Kafka creates __transaction_state on the first FindCoordinator for one)
+        while (
+            wire.call(FindCoordinatorRequest(key_type=1, coordinator_keys=["acl-tx-alice"]), 4)
+            .coordinators[0]
+            .error_code
+            in retriable
+        ):
+            assert time.monotonic() < deadline, "the transaction coordinator did not come up"
+            time.sleep(0.2)
+        for group in ("acl-g-alice", "acl-g-bob", "acl-g-c-alice", "acl-g-c-bob", "acl-g-tx-alice"):
             # the group coordinator of each group used below must have loaded its partition too
             probe = OffsetFetchRequestGroup(
                 group_id=group, topics=[OffsetFetchRequestTopics(name="acl-t", partition_indexes=[0])]
@@ -540,6 +578,165 @@ def admin_rows(wire: Wire, who: str) -> Any:
     }
 
 
+RETRIABLE_TXN = (
+    E.COORDINATOR_NOT_AVAILABLE,
+    E.COORDINATOR_LOAD_IN_PROGRESS,
+    E.NOT_COORDINATOR,
+    E.CONCURRENT_TRANSACTIONS,
+)
+
+
+def settled(call: Callable[[], Any], code: Callable[[Any], int]) -> Any:
+    """The answer once the coordinator has loaded and the previous transaction completed (Kafka's EndTxn answers
+    before its markers are written: the next transaction waits with CONCURRENT_TRANSACTIONS meanwhile)."""
+    deadline = time.monotonic() + 60
+    while code(answer := call()) in RETRIABLE_TXN:
+        assert time.monotonic() < deadline, f"still {code(answer)}"
+        time.sleep(0.1)
+    return answer
+
+
+def transaction_rows(wire: Wire, who: str) -> Any:
+    """A transaction as `who` on its own id, with the ids, topics and groups it may not use along the way. alice's
+    second transaction stays open for bob to describe (the matrix runs alice's rows first)."""
+    own, group = f"acl-tx-{who}", f"acl-g-tx-{who}"
+    denied = {"alice": "other-tx", "bob": "acl-tx-alice"}[who]  # bob may describe acl-tx-alice, not write it
+    writable = {"alice": [("acl-t", 0), ("acl-tx-out", 0)], "bob": [("acl-secret", 0)]}[who]
+
+    def add(txn_id: str, pid: int, epoch: int, partitions: list[tuple[str, int]]) -> dict[str, Any]:
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=txn_id,
+            v3_and_below_producer_id=pid,
+            v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=[AddPartitionsToTxnTopic(name=t, partitions=i) for t, i in by_topic.items()],
+        )
+        answer = settled(
+            lambda: wire.call(request, 3),
+            lambda a: a.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
+        )
+        return {
+            f"{t.name}-{r.partition_index}": r.partition_error_code
+            for t in answer.results_by_topic_v3_and_below
+            for r in t.results_by_partition
+        }
+
+    def txn_commit(
+        txn_id: str, group_id: str, pid: int, epoch: int, partitions: list[tuple[str, int]]
+    ) -> Any:
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        answer = wire.call(
+            TxnOffsetCommitRequest(
+                transactional_id=txn_id, group_id=group_id, producer_id=pid, producer_epoch=epoch,
+                topics=[
+                    TxnOffsetCommitRequestTopic(
+                        name=t,
+                        partitions=[TxnOffsetCommitRequestPartition(partition_index=i, committed_offset=1) for i in ix],
+                    )
+                    for t, ix in by_topic.items()
+                ],
+            ),
+            3,
+        )  # fmt: skip
+        return {f"{t.name}-{p.partition_index}": p.error_code for t in answer.topics for p in t.partitions}
+
+    found = settled(
+        lambda: wire.call(FindCoordinatorRequest(key_type=1, coordinator_keys=[own, "other-tx"]), 4),
+        lambda a: a.coordinators[0].error_code,
+    )
+    init = settled(
+        lambda: wire.call(InitProducerIdRequest(transactional_id=own, transaction_timeout_ms=300_000), 4),
+        lambda a: a.error_code,
+    )
+    pid, epoch = init.producer_id, init.producer_epoch
+    everything = [("acl-t", 0), ("acl-t", 5), ("acl-secret", 0), ("acl-tx-out", 0), ("acl-tx-missing", 0),
+                  ("__consumer_offsets", 0)]  # fmt: skip
+    refused = add(own, pid, epoch, everything)
+    not_mine = add(denied, pid, epoch, writable)
+    added = add(own, pid, epoch, writable)
+    verify = wire.call(
+        AddPartitionsToTxnRequest(
+            transactions=[
+                AddPartitionsToTxnTransaction(
+                    transactional_id=own, producer_id=pid, producer_epoch=epoch, verify_only=True,
+                    topics=[AddPartitionsToTxnTopic(name=writable[0][0], partitions=[writable[0][1]])],
+                )
+            ]
+        ),
+        4,
+    )  # fmt: skip
+
+    def add_offsets(txn_id: str, group_id: str) -> int:
+        request = AddOffsetsToTxnRequest(
+            transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group_id
+        )
+        return int(settled(lambda: wire.call(request, 3), lambda a: a.error_code).error_code)
+
+    offsets = {"not-mine": add_offsets(denied, group), "other-group": add_offsets(own, "other-group"),
+               "own": add_offsets(own, group)}  # fmt: skip
+    committed = {
+        "not-mine": txn_commit(denied, group, pid, epoch, [("acl-t", 0)]),
+        "other-group": txn_commit(own, "other-group", pid, epoch, [("acl-t", 0)]),
+        "own": txn_commit(own, group, pid, epoch,
+                          [("acl-t", 0), ("acl-t", 5), ("acl-secret", 0), ("acl-tx-missing", 0)]),
+    }  # fmt: skip
+    described = wire.call(
+        DescribeTransactionsRequest(transactional_ids=["acl-tx-alice", "acl-tx-bob", "other-tx"]), 0
+    )
+    listed = wire.call(ListTransactionsRequest(), 0)
+    markers = wire.call(
+        WriteTxnMarkersRequest(
+            markers=[
+                WritableTxnMarker(
+                    producer_id=999_999, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+                    topics=[WritableTxnMarkerTopic(name="acl-tx-out", partition_indexes=[0])],
+                )
+            ]
+        ),
+        1,
+    )  # fmt: skip
+    ended = {
+        txn_id: wire.call(EndTxnRequest(transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, committed=True),
+                          3).error_code
+        for txn_id in (denied, own)
+    }  # fmt: skip
+    again = add(own, pid, epoch, writable)  # (left open)
+
+    def state(s: Any) -> Any:
+        if s.error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:  # nothing else is told
+            return (s.error_code, s.transaction_state, s.producer_id, s.producer_epoch, s.transaction_timeout_ms,
+                    s.transaction_start_time_ms, s.topics)  # fmt: skip
+        # (Kafka lists the partitions in hash order, kbroker sorted: docs/kafka-differences.md)
+        return (
+            s.error_code,
+            s.transaction_state,
+            sorted((t.topic, p) for t in s.topics for p in t.partitions),
+        )
+
+    return {
+        "find-coordinator": {c.key: c.error_code for c in found.coordinators},
+        "init-producer-id": init.error_code,
+        "add-partitions-refused": refused,
+        "add-partitions-not-my-id": not_mine,
+        "add-partitions": added,
+        "add-partitions-v4": (verify.error_code, len(verify.results_by_transaction)),
+        "add-offsets": offsets,
+        "txn-offset-commit": committed,
+        "describe": {s.transactional_id: state(s) for s in described.transaction_states},
+        "list": (
+            listed.error_code,
+            sorted((t.transactional_id, t.transaction_state) for t in listed.transaction_states),
+        ),
+        "write-markers": [p.error_code for m in markers.markers for t in m.topics for p in t.partitions],
+        "end-txn": ended,
+        "add-partitions-again": again,
+    }
+
+
 ROWS: dict[str, Row] = {
     "metadata-named": metadata_named,
     "metadata-all": metadata_all,
@@ -556,6 +753,7 @@ ROWS: dict[str, Row] = {
     "cluster": cluster_rows,
     "acl-admin": admin_rows,
     "admin-apis": admin_api_rows,
+    "transactions": transaction_rows,  # last: it leaves a transaction open, a marker on acl-tx-out
 }
 
 
@@ -611,6 +809,18 @@ def test_kbroker_enforces_the_acls(kbroker_matrix: dict[str, dict[str, Any]]) ->
         E.CLUSTER_AUTHORIZATION_FAILED,
         [E.CLUSTER_AUTHORIZATION_FAILED],
     )
+    alice, bob = m["transactions"]["alice"], m["transactions"]["bob"]
+    assert alice["add-partitions-refused"] == {
+        "acl-t-0": E.OPERATION_NOT_ATTEMPTED, "acl-t-5": E.UNKNOWN_TOPIC_OR_PARTITION,
+        "acl-secret-0": E.TOPIC_AUTHORIZATION_FAILED, "acl-tx-out-0": E.OPERATION_NOT_ATTEMPTED,
+        "acl-tx-missing-0": E.UNKNOWN_TOPIC_OR_PARTITION, "__consumer_offsets-0": E.TOPIC_AUTHORIZATION_FAILED,
+    }  # fmt: skip
+    assert bob["add-partitions-not-my-id"] == {"acl-secret-0": E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    assert (alice["add-offsets"]["own"], bob["add-offsets"]["own"]) == (E.NONE, E.GROUP_AUTHORIZATION_FAILED)
+    assert alice["txn-offset-commit"]["own"]["acl-secret-0"] == E.TOPIC_AUTHORIZATION_FAILED
+    assert (alice["write-markers"], bob["write-markers"]) == ([E.NONE], [E.CLUSTER_AUTHORIZATION_FAILED])
+    assert bob["describe"]["acl-tx-alice"] == (E.NONE, "Ongoing", [("acl-t", 0)])  # not acl-tx-out
+    assert bob["list"] == (E.NONE, [("acl-tx-alice", "Ongoing"), ("acl-tx-bob", "Ongoing")])
 
 
 @pytest.mark.parametrize("version", DEFAULT_VERSIONS)

@@ -764,6 +764,21 @@ TRANSACTION_ROWS = [
     ),
     # Kafka gathers the partitions by topic in a hash map.
     row("add-partitions-no-coordinator", add_partitions, unordered=("results_by_topic_v3_and_below",)),
+    # A client may not add an internal topic's partition, ACLs or not (v4+ come from brokers: not checked)
+    row(
+        "add-partitions-internal-topic",
+        AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=TXN_ID,
+            v3_and_below_producer_id=5,
+            v3_and_below_producer_epoch=0,
+            v3_and_below_topics=[
+                AddPartitionsToTxnTopic(name=LOG, partitions=[0]),
+                AddPartitionsToTxnTopic(name=OFFSETS_TOPIC, partitions=[0]),
+            ],
+        ),
+        until=3,
+        unordered=("results_by_topic_v3_and_below",),
+    ),
     row(
         "add-offsets-no-coordinator",
         AddOffsetsToTxnRequest(
