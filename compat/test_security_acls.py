@@ -4,7 +4,8 @@ error codes (and authorized-operation bit fields) must be equal.
 
 The transaction APIs' row runs a transaction as each principal (its own transactional id, another it may only
 describe or not touch at all, topics and groups it may or may not use), so each check and which refusal wins over
-which is compared too.
+which is compared too; then confluent-kafka's transactional producer (librdkafka) commits with the ACLs it needs and
+meets TRANSACTIONAL_ID_, TOPIC_ and GROUP_AUTHORIZATION_FAILED where one is missing, with the same outcome on both.
 
 The ACLs exercise StandardAuthorizer's rules: literal, prefixed and wildcard patterns, the `User:*` principal, a
 host that does not match, DENY winning over ALLOW, implied operations (READ implies DESCRIBE; DESCRIBE does not
@@ -19,6 +20,17 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from compat.conftest import require_kafka
 from compat.kafka import DEFAULT_VERSIONS
@@ -757,6 +769,126 @@ ROWS: dict[str, Row] = {
 }
 
 
+def client_settings(bootstrap: str, user: str, **settings: Any) -> dict[str, Any]:
+    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+            "sasl.username": user, "sasl.password": PASSWORDS[user], **settings}  # fmt: skip
+
+
+def stock_transactional_producer(bootstrap: str) -> dict[str, Any]:
+    """confluent-kafka's transactional producer as alice: with WRITE on its transactional id and topic and READ on
+    the group and the input topic it commits records and a group's offsets; a group it may not read
+    (send_offsets_to_transaction) or a topic it may describe but not write (the commit) fails the transaction,
+    which it then aborts; bob, who may describe the transactional id but not write it, cannot initialize it. Each
+    case uses a fresh producer: Kafka writes a transaction's markers after answering EndTxn, and the next
+    transaction's requests would otherwise race them."""
+    admin = AdminClient(client_settings(bootstrap, "admin"))
+    for created in admin.create_topics(
+        [NewTopic(t, 1, 1) for t in ("txc-in", "txc-out", "txc-closed")]
+    ).values():
+        created.result(30)
+
+    def allow(rtype: ResourceType, name: str, op: AclOperation, user: str = "alice") -> AclBinding:
+        return AclBinding(
+            rtype, name, ResourcePatternType.LITERAL, f"User:{user}", "*", op, AclPermissionType.ALLOW
+        )
+
+    acls = [
+        allow(ResourceType.TRANSACTIONAL_ID, "txc-alice", AclOperation.WRITE),
+        allow(ResourceType.TRANSACTIONAL_ID, "txc-alice", AclOperation.DESCRIBE, "bob"),
+        allow(ResourceType.TOPIC, "txc-out", AclOperation.WRITE),
+        allow(ResourceType.TOPIC, "txc-closed", AclOperation.DESCRIBE),
+        allow(ResourceType.TOPIC, "txc-in", AclOperation.READ),
+        allow(ResourceType.GROUP, "txc-group", AclOperation.READ),
+    ]  # fmt: skip
+    for done in admin.create_acls(acls).values():
+        done.result(30)
+    deadline = time.monotonic() + 30
+    for a in acls:  # Kafka's brokers apply ACLs from the metadata log a moment after CreateAcls answers
+        match = AclBindingFilter(a.restype, a.name, a.resource_pattern_type, a.principal, a.host, a.operation,
+                                 a.permission_type)  # fmt: skip
+        while not admin.describe_acls(match).result(30):
+            assert time.monotonic() < deadline, f"{a} never took effect"
+            time.sleep(0.1)
+
+    def producer(user: str) -> Producer:
+        return Producer(client_settings(bootstrap, user, **{"transactional.id": "txc-alice"}))
+
+    def failure(call: Callable[[], object]) -> Any:
+        try:
+            call()
+        except KafkaException as exc:
+            error = exc.args[0]
+            return (
+                error.name(),
+                "fatal" if error.fatal() else "abortable" if error.txn_requires_abort() else "-",
+            )
+        return "NONE"
+
+    def group_of(group_id: str) -> Any:
+        consumer = Consumer(client_settings(bootstrap, "alice", **{"group.id": group_id}))
+        try:
+            return consumer.consumer_group_metadata()
+        finally:
+            consumer.close()
+
+    outcome: dict[str, Any] = {}
+    p = producer("alice")
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce("txc-out", value=b"committed-%d" % i)
+    p.send_offsets_to_transaction([TopicPartition("txc-in", 0, 5)], group_of("txc-group"), 30)
+    outcome["commit"] = failure(lambda: p.commit_transaction(30))
+
+    p = producer("alice")
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce("txc-out", value=b"aborted-group")
+    outcome["send-offsets-other-group"] = failure(
+        lambda: p.send_offsets_to_transaction([TopicPartition("txc-in", 0, 7)], group_of("txc-other"), 30)
+    )
+    outcome["abort-after-group"] = failure(lambda: p.abort_transaction(30))
+
+    p = producer("alice")
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce("txc-out", value=b"aborted-topic")
+    p.flush(30)  # the partition of txc-out is in the transaction before txc-closed's is asked for
+    delivered: list[str] = []
+    p.produce(
+        "txc-closed", value=b"refused", on_delivery=lambda e, _m: delivered.append(e.name() if e else "NONE")
+    )
+    outcome["commit-with-a-closed-topic"] = failure(lambda: p.commit_transaction(30))
+    outcome["abort-after-topic"] = failure(lambda: p.abort_transaction(30))
+    outcome["closed-topic-delivery"] = delivered
+
+    outcome["bob-init"] = failure(lambda: producer("bob").init_transactions(30))
+
+    reader_settings = {
+        "group.id": "txc-group",
+        "isolation.level": "read_committed",
+        "enable.partition.eof": True,
+    }
+    reader = Consumer(client_settings(bootstrap, "admin", **reader_settings))
+    reader.assign([TopicPartition("txc-out", 0, 0)])
+    read: list[bytes | None] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        message = reader.poll(0.5)
+        if message is None:
+            continue
+        if message.error():  # the end of the partition: every transaction on it has ended
+            break
+        read.append(message.value())
+    outcome["read-committed"] = read
+    # (read as the group's own consumer: txc-group's committed offsets)
+    outcome["group-offsets"] = [
+        (tp.topic, tp.offset) for tp in reader.committed([TopicPartition("txc-in", 0)], 30)
+    ]
+    reader.close()
+    return outcome
+
+
 def run_matrix(bootstrap: str) -> dict[str, dict[str, Any]]:
     setup_as_admin(bootstrap)
     matrix: dict[str, dict[str, Any]] = {}
@@ -764,6 +896,7 @@ def run_matrix(bootstrap: str) -> dict[str, dict[str, Any]]:
         with login(bootstrap, who) as wire:
             for name, row in ROWS.items():
                 matrix.setdefault(name, {})[who] = row(wire, who)
+    matrix["confluent-kafka-transactions"] = {"alice and bob": stock_transactional_producer(bootstrap)}
     return matrix
 
 
@@ -821,6 +954,17 @@ def test_kbroker_enforces_the_acls(kbroker_matrix: dict[str, dict[str, Any]]) ->
     assert (alice["write-markers"], bob["write-markers"]) == ([E.NONE], [E.CLUSTER_AUTHORIZATION_FAILED])
     assert bob["describe"]["acl-tx-alice"] == (E.NONE, "Ongoing", [("acl-t", 0)])  # not acl-tx-out
     assert bob["list"] == (E.NONE, [("acl-tx-alice", "Ongoing"), ("acl-tx-bob", "Ongoing")])
+    assert m["confluent-kafka-transactions"]["alice and bob"] == {
+        "commit": "NONE",
+        "send-offsets-other-group": ("GROUP_AUTHORIZATION_FAILED", "abortable"),
+        "abort-after-group": "NONE",
+        "commit-with-a-closed-topic": ("TOPIC_AUTHORIZATION_FAILED", "abortable"),
+        "abort-after-topic": "NONE",
+        "closed-topic-delivery": ["_PURGE_QUEUE"],  # never written
+        "bob-init": ("TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "fatal"),
+        "read-committed": [b"committed-0", b"committed-1", b"committed-2"],
+        "group-offsets": [("txc-in", 5)],
+    }
 
 
 @pytest.mark.parametrize("version", DEFAULT_VERSIONS)
@@ -839,8 +983,8 @@ def test_the_acl_matrix_is_apache_kafkas(
         kafka.stop()
     differences = {
         (row, who): {"kbroker": kbroker_matrix[row][who], "kafka": kafka_matrix[row][who]}
-        for row in ROWS
-        for who in PRINCIPALS
+        for row in kbroker_matrix
+        for who in kbroker_matrix[row]
         if kbroker_matrix[row][who] != kafka_matrix[row][who]
     }
     assert not differences, "\n".join(f"{k}: {v}" for k, v in differences.items())
