@@ -36,15 +36,16 @@ from compat.conftest import require_kafka
 from compat.kafka import DEFAULT_VERSIONS
 from compat.security_targets import AclKafka, AclKbroker
 from protocol.errors import ErrorCode as E
-from protocol.messages.alter_partition_reassignments_request import (
-    AlterPartitionReassignmentsRequest,
-    ReassignablePartition,
-    ReassignableTopic,
 from protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
 from protocol.messages.add_partitions_to_txn_request import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
+)
+from protocol.messages.alter_partition_reassignments_request import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
 )
 from protocol.messages.create_acls_request import AclCreation, CreateAclsRequest
 from protocol.messages.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
