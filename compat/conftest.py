@@ -37,6 +37,9 @@ from compat.kafka.install import InstallFailed, install, is_installed
 from compat.kafka.process import KafkaProcess
 from compat.kafka.tools import KafkaTools
 from compat.sibling import NoSibling, Sibling, SiblingBroker
+
+# One SparkSession for every module that uses Spark (defined here, not per module: see compat/spark/fixtures.py).
+from compat.spark.fixtures import spark, spark_connector_jars, spark_jvm  # noqa: F401
 from compat.target import Target
 from tests import conftest as shared
 from tests.broker_process import BrokerProcess

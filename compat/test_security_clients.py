@@ -26,9 +26,6 @@ from compat.clients.java import HarnessFailed, JavaHarness
 from compat.conftest import require_kafka
 from compat.kafka import KAFKA_3
 from compat.records import Record, from_json, to_line
-
-# The Spark fixtures of compat/test_spark.py (one SparkSession for this module too).
-from compat.test_spark import spark, spark_connector_jars, spark_jvm  # noqa: F401
 from tests.conftest import register_broker
 from tests.security_support import PASSWORDS, OAuthIssuer, Pki, SecureBroker, make_pki
 
@@ -305,7 +302,7 @@ def test_java_client_with_a_wrong_password_fails_clearly(
 
 
 @pytest.mark.parametrize("mode", ["SASL_SSL-SCRAM-SHA-512", "SSL-client-certificate"])
-def test_spark_source_and_sink(secure: SecureBroker, pki: Pki, mode: str, spark: Any) -> None:  # noqa: F811
+def test_spark_source_and_sink(secure: SecureBroker, pki: Pki, mode: str, spark: Any) -> None:
     """Spark's own connector, its `kafka.`-prefixed options carrying the Java client's security settings."""
     topic = new_topic(secure)
     options = {"kafka.bootstrap.servers": secure.bootstrap_of(listener_of(mode))}

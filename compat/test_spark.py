@@ -27,12 +27,10 @@ Run alone: `scripts/test compat/test_spark.py` (`--kafka none`: the kbroker targ
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -43,17 +41,12 @@ from kafka.partitioner.default import murmur2
 
 from compat.spark.install import (
     SCALA,
-    InstallFailed,
     artifact_name,
-    connector_jars,
     install,
-    is_installed,
     pyspark_jars,
     pyspark_version,
 )
-from compat.spark.session import SparkJvm, spark_session
 from compat.target import Target
-from tests.conftest import missing_tool
 
 if TYPE_CHECKING:  # pyspark is imported by the session fixture, which says so when it is missing
     from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
@@ -97,43 +90,6 @@ class Seed(NamedTuple):
 
 
 # ---- fixtures ---------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def spark_connector_jars() -> list[Path]:
-    """The jars of Spark's Kafka connector to hand Spark (resolved first if scripts/test has not)."""
-    if importlib.util.find_spec("pyspark") is None:
-        missing_tool("pyspark is not installed (it is in the `test` extra)")
-    if shutil.which("java") is None:
-        missing_tool("java is not installed (apt package openjdk-17-jdk-headless), needed by Spark")
-    if not is_installed(pyspark_version()) and shutil.which("mvn") is None:
-        missing_tool("mvn is not installed (apt package maven), needed to resolve Spark's Kafka connector")
-    try:
-        return connector_jars()
-    except InstallFailed as error:
-        pytest.fail(str(error))
-
-
-@pytest.fixture(scope="session")
-def spark_jvm(
-    spark_connector_jars: list[Path], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SparkJvm]:
-    """The session's SparkSession, with Spark's Kafka connector on its classpath and format("kbroker")
-    registered."""
-    import kbroker.spark
-
-    with spark_session(spark_connector_jars, tmp_path_factory.mktemp("spark")) as jvm:
-        kbroker.spark.register(jvm.spark)
-        yield jvm
-
-
-@pytest.fixture
-def spark(spark_jvm: SparkJvm, request: pytest.FixtureRequest) -> Iterator[SparkSession]:
-    """The SparkSession; a failing scenario's report shows the tail of Spark's log (its teardown output)."""
-    failed_before = request.session.testsfailed
-    yield spark_jvm.spark
-    if request.session.testsfailed != failed_before:
-        print(f"--- Spark's log ({spark_jvm.log_path}), tail ---\n{spark_jvm.log_tail()}")
 
 
 @pytest.fixture(params=FORMATS, ids=[f"format={name}" for name in FORMATS])
