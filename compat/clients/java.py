@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -44,10 +45,19 @@ class JavaHarness:
     def compile(
         cls, javac: str, java: str, classpath: Sequence[Path], build_dir: Path, source: Path = HARNESS_SOURCE
     ) -> JavaHarness:
-        """Compile `source` into build_dir unless its class file is newer than the source."""
+        """Compile `source` into build_dir unless its class file is newer than the source. Two pytest workers
+        (scripts/test runs pytest-xdist) may want the same build_dir at once: a lock file makes the second wait for
+        the first's class files instead of reading them half written."""
+        build_dir.mkdir(parents=True, exist_ok=True)
+        with (build_dir / ".lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            cls._compile_unlocked(javac, classpath, build_dir, source)
+        return cls(java, classpath, build_dir, source.stem)
+
+    @staticmethod
+    def _compile_unlocked(javac: str, classpath: Sequence[Path], build_dir: Path, source: Path) -> None:
         compiled = build_dir / f"{source.stem}.class"
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
-            build_dir.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 [
                     javac,
@@ -63,7 +73,6 @@ class JavaHarness:
                 capture_output=True,
                 text=True,
             )
-        return cls(java, classpath, build_dir, source.stem)
 
     def command(self, bootstrap: str, *args: str, config: Mapping[str, str] | None = None) -> list[str]:
         """The command line of one subcommand (for a caller that runs it itself, e.g. to kill it)."""

@@ -1,0 +1,52 @@
+"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 2 --dist loadgroup`).
+
+Most of the suite waits on other processes (JVMs starting, brokers electing leaders, clients timing out), so two
+workers roughly halve its wall time on two cores. Each module is one xdist group, so a module runs whole on one
+worker and its module-scoped fixtures and ordering hold as they do without xdist; the fault suite, whose scenarios
+share network namespace names and addresses (tests/faults/), is one group across its files. Session-scoped fixtures
+(Apache Kafka, the 3-node kbroker cluster, Spark) start once per worker that needs them.
+
+The slowest groups are queued first, so that the last minutes are not one long module running alone; the order
+below comes from a CI run's durations (junit), slowest first. Any other module follows in collection order.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SLOWEST_FIRST = [
+    "compat/test_spark.py",
+    "compat/test_roundtrip.py",
+    "compat/test_pipeline.py",
+    "compat/test_transactions.py",
+    "tests/faults",
+    "compat/test_cluster_admin.py",
+    "compat/test_admin_apis.py",
+    "compat/test_transactions_failover.py",
+    "tests/test_cluster_faults.py",
+    "compat/test_tools_configs_offsets.py",
+    "compat/test_tools_groups.py",
+    "tests/test_replication_cluster.py",
+    "compat/test_errors.py",
+    "compat/test_groups.py",
+    "compat/test_tools_security.py",
+    "compat/test_kafka_cluster.py",
+    "tests/test_replication_faults.py",
+]
+
+
+def _group(item: pytest.Item) -> str:
+    path = item.nodeid.split("::", 1)[0]
+    return "tests/faults" if path.startswith("tests/faults/") else path
+
+
+def _rank(group: str) -> int:
+    return SLOWEST_FIRST.index(group) if group in SLOWEST_FIRST else len(SLOWEST_FIRST)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Marks first, then a stable sort: the items of a group stay together and in their own order.
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    items.sort(key=lambda item: _rank(_group(item)))
