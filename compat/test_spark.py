@@ -1,12 +1,12 @@
-"""Spark's Kafka source and sink, `format("kafka")` and `format("kbroker")`, through PySpark, against every target,
-with exact results.
+"""Spark's Kafka source and sink, `format("kafka")` and `format("kbroker")`, through PySpark, against a kbroker, a
+3-node kbroker cluster and Apache Kafka 3.9.2, with exact results.
 
 PySpark is pinned in the `test` extra; scripts/test resolves Spark's own connector (spark-sql-kafka-0-10 at the
 installed PySpark's version) with mvn once into ~/.cache/kbroker/spark-kafka (compat/spark/install.py), and the
 scenarios hand Spark the jars of it that PySpark does not ship. One SparkSession (local[2], compat/spark/session.py)
 serves the whole test session; every scenario makes its own topics and checkpoint directories.
 
-The targets are the usual ones (a kbroker, Apache Kafka 3.9.2 and 4.3.1) plus a 3-node kbroker cluster whose topics
+The targets are a kbroker, Apache Kafka 3.9.2 (the reference) and a 3-node kbroker cluster whose topics
 are created at replication factor 3 (the `kbroker_cluster` mark). Test data is produced with confluent-kafka where
 the scenario reads (so that a source is tested on its own, with timestamps of our choosing), with Spark's sink where
 the scenario writes.
@@ -52,7 +52,13 @@ if TYPE_CHECKING:  # pyspark is imported by the session fixture, which says so w
     from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
     from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
-pytestmark = [pytest.mark.kbroker_cluster, pytest.mark.timeout(300)]
+# One Apache Kafka (3.9.2, the release Spark's connector's Java client belongs to) is the reference: the scenarios
+# cost Spark jobs, and 4.3.1 answered them alike (checked 2026-11 before it was dropped from CI to save its time).
+pytestmark = [
+    pytest.mark.kbroker_cluster,
+    pytest.mark.only_targets("kbroker", "kbroker-cluster", "kafka-3.9.2"),
+    pytest.mark.timeout(300),
+]
 
 # The data sources under test, by the name given to format(): Spark's own connector, and kbroker's Python one
 # (kbroker/spark/, registered in the session by kbroker.spark.register).

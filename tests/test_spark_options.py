@@ -2,7 +2,7 @@
 
 The expected values are Spark's own connector's: the same refusals for the same options, the same proportional
 split of ranges under minPartitions, the same shares under maxOffsetsPerTrigger. The source on real Spark against
-real brokers is compat/test_spark_kbroker.py.
+real brokers is compat/test_spark.py.
 """
 
 from __future__ import annotations
