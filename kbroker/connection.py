@@ -116,6 +116,9 @@ async def _read_requests(
     """Read and handle requests until the peer closes (True) or must be disconnected (False)."""
     peer, connection_id = session.peer, session.connection_id
     decoder = FrameDecoder(runtime.max_request_bytes)
+    # A plain TCP connection receives straight into the decoder's buffers (a large request lands in its own buffer,
+    # which the produce path then writes to the log without copying it again); TLS hands over decrypted bytes.
+    sock = stream.socket if isinstance(stream, trio.SocketStream) else None
     try:
         while True:
             decoder.max_frame_size = (
@@ -123,16 +126,24 @@ async def _read_requests(
             )
             frame = decoder.next_frame()
             if frame is NEED_DATA:
-                data: bytes | bytearray = b""
+                received = 0
                 with trio.move_on_after(runtime.idle_timeout_s) as idle:
-                    data = await stream.receive_some(RECEIVE_SIZE)
+                    if sock is not None:
+                        try:
+                            received = await sock.recv_into(decoder.receive_buffer())
+                        except OSError as exc:  # what trio's stream would call a broken resource
+                            raise trio.BrokenResourceError from exc
+                        decoder.received(received)
+                    else:
+                        data = await stream.receive_some(RECEIVE_SIZE)
+                        decoder.feed(data)
+                        received = len(data)
                 if idle.cancelled_caught:
                     log.info("closing connection %d from %s: idle for %.0f s", connection_id, peer,
                              runtime.idle_timeout_s)  # fmt: skip
                     return True
-                if not data:
+                if not received:
                     return True
-                decoder.feed(data)
                 continue
             assert isinstance(frame, bytearray)
             response: Outgoing | None

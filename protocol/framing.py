@@ -27,20 +27,68 @@ DEFAULT_MAX_FRAME_SIZE = 104_857_600
 
 
 class FrameDecoder:
+    """Two ways in: `feed(data)` (bytes already received, e.g. from a TLS stream), or `receive_buffer()` then
+    `received(n)`: receive straight into the buffer it gives (`socket.recv_into`). A frame larger than
+    `LARGE_FRAME` is given its own buffer of exactly its size as soon as its size prefix is known, and the rest of
+    it is received (or fed) into that buffer in place: the payload `next_frame` returns is that buffer, never copied
+    in user space. Smaller frames are cut out of a shared staging buffer (one copy of a few KiB).
+    """
+
+    LARGE_FRAME = 16 * 1024
+    RECEIVE_CHUNK = 64 * 1024
+
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self.max_frame_size = max_frame_size
         self._buf = bytearray()
         self._pos = 0
+        self._scratch: bytearray | None = None
+        # A large frame being filled in place, and how much of it is filled.
+        self._frame: bytearray | None = None
+        self._filled = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
+        frame = self._frame
+        if frame is not None:
+            n = min(len(data), len(frame) - self._filled)
+            frame[self._filled : self._filled + n] = memoryview(data)[:n]
+            self._filled += n
+            if n == len(data):
+                return
+            data = memoryview(data)[n:]
         self._buf += data
+
+    def receive_buffer(self) -> memoryview:
+        """Where the next bytes from the peer should go (then call `received`): the unfilled rest of a large
+        frame, or a staging chunk."""
+        frame = self._frame
+        if frame is not None and self._filled < len(frame):
+            return memoryview(frame)[self._filled :]
+        if self._scratch is None:
+            self._scratch = bytearray(self.RECEIVE_CHUNK)
+        return memoryview(self._scratch)
+
+    def received(self, n: int) -> None:
+        """`n` bytes were written at the start of the last `receive_buffer()`."""
+        frame = self._frame
+        if frame is not None and self._filled < len(frame):
+            self._filled += n
+            return
+        assert self._scratch is not None
+        self._buf += memoryview(self._scratch)[:n]
 
     @property
     def buffered(self) -> int:
-        return len(self._buf) - self._pos
+        return len(self._buf) - self._pos + (self._filled if self._frame is not None else 0)
 
     def next_frame(self) -> bytearray | _NeedData:
         """The next whole frame's payload (without its size prefix), or NEED_DATA."""
+        frame = self._frame
+        if frame is not None:
+            if self._filled < len(frame):
+                return NEED_DATA
+            self._frame = None
+            self._filled = 0
+            return frame
         buf = self._buf
         pos = self._pos
         if len(buf) - pos < 4:
@@ -53,10 +101,22 @@ class FrameDecoder:
             raise ProtocolError(f"frame size {size} exceeds the maximum {self.max_frame_size}")
         end = pos + 4 + size
         if len(buf) < end:
+            if size >= self.LARGE_FRAME:
+                # Its own buffer from now on: what is here already is copied once, the rest lands in place.
+                frame = bytearray(size)
+                have = len(buf) - pos - 4
+                frame[:have] = memoryview(buf)[pos + 4 :]
+                self._frame, self._filled = frame, have
+                del buf[:]
+                self._pos = 0
+                return NEED_DATA
             self._compact()
             return NEED_DATA
         frame = buf[pos + 4 : end]
         self._pos = end
+        if end == len(buf):
+            del buf[:]
+            self._pos = 0
         return frame
 
     def _compact(self) -> None:

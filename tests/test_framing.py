@@ -157,3 +157,54 @@ def test_any_chunking_gives_the_same_frames(payloads: list[bytes], cuts: list[in
         got += drain(dec)
     assert got == payloads
     assert dec.buffered == 0
+
+
+@given(
+    payloads=st.lists(st.one_of(st.binary(max_size=40), st.integers(70, 300).map(bytes)), max_size=8),
+    cuts=st.lists(st.integers(1, 200), max_size=12),
+    fed=st.lists(st.booleans(), max_size=12),
+)
+@settings(max_examples=200)
+def test_receiving_in_place_gives_the_same_frames(payloads: list[bytes], cuts: list[int], fed: list[bool]) -> None:
+    """recv_into's path (receive_buffer / received), mixed with feed, whatever the sizes the peer's bytes come in:
+    large frames are filled in their own buffer, which is the payload returned."""
+
+    class SmallDecoder(FrameDecoder):
+        LARGE_FRAME = 64
+        RECEIVE_CHUNK = 100
+
+    wire = memoryview(b"".join(encode_frame(p) for p in payloads))
+    dec = SmallDecoder(max_frame_size=300)
+    got: list[bytes] = []
+    steps = itertools.cycle(zip(cuts or [7], fed or [False], strict=False))
+    pos = 0
+    while pos < len(wire):
+        want, by_feed = next(steps)
+        if by_feed:
+            chunk = wire[pos : pos + want]
+            dec.feed(chunk)
+        else:
+            into = dec.receive_buffer()
+            chunk = wire[pos : pos + min(want, len(into))]
+            into[: len(chunk)] = chunk
+            dec.received(len(chunk))
+        pos += len(chunk)
+        got += drain(dec)
+    assert got == payloads
+    assert dec.buffered == 0
+
+
+def test_a_large_frame_is_received_into_its_own_buffer() -> None:
+    payload = bytes(range(256)) * 400
+    wire = encode_frame(payload)
+    dec = FrameDecoder()
+    into = dec.receive_buffer()
+    into[:1000] = wire[:1000]
+    dec.received(1000)
+    assert dec.next_frame() is NEED_DATA
+    into = dec.receive_buffer()
+    assert len(into) == len(payload) - 996  # the rest of this frame exactly, in place
+    into[:] = wire[1000:]
+    dec.received(len(into))
+    frame = next_payload(dec)
+    assert frame == payload

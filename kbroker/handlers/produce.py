@@ -44,6 +44,7 @@ from protocol.messages.produce_response import (
 from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatch
 
 ZSTD = 4
+Records = bytes | bytearray | memoryview
 LEADER_HINTS_VERSION = 10
 
 
@@ -112,7 +113,7 @@ async def handle(
     image = services.metadata.image()
     authorized = {t.name for t in req.topic_data if ctx.authorize(Op.WRITE, R.TOPIC, t.name)}
     responses: list[TopicProduceResponse] = []
-    entries: list[tuple[TopicPartition, bytearray]] = []
+    entries: list[tuple[TopicPartition, Records]] = []
     answered: list[PartitionProduceResponse] = []
     # Kafka's order: the transactional id (for the whole request: WRITE on it for transactional records), WRITE on
     # the topic, then unknown partitions, then the records, then acks.
@@ -141,7 +142,8 @@ async def handle(
                 response.error_code, response.error_message = error.code, error.message
                 continue
             assert data.records is not None
-            entries.append((TopicPartition(topic_data.name, data.index), bytearray(data.records)))
+            # A view of the request's own buffer: the log stamps offsets into it and writes it as it is.
+            entries.append((TopicPartition(topic_data.name, data.index), data.records))
             answered.append(response)
 
     now = services.clock.now_ms()
@@ -196,11 +198,11 @@ def _response(ctx: RequestContext, responses: list[TopicProduceResponse]) -> Pro
 async def _verify(
     ctx: RequestContext,
     transactional_id: str,
-    entries: list[tuple[TopicPartition, bytearray]],
+    entries: list[tuple[TopicPartition, Records]],
     answered: list[PartitionProduceResponse],
     now_ms: int,
 ) -> tuple[
-    list[tuple[TopicPartition, bytearray]],
+    list[tuple[TopicPartition, Records]],
     list[PartitionProduceResponse],
     dict[TopicPartition, VerificationGuard],
 ]:

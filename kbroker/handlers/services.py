@@ -47,7 +47,7 @@ class Replicas(Protocol):
 
     def append_records(
         self,
-        entries: Iterable[tuple[TopicPartition, bytearray]],
+        entries: Iterable[tuple[TopicPartition, bytes | bytearray | memoryview]],
         *,
         required_acks: int,
         now_ms: int,

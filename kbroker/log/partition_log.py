@@ -329,12 +329,13 @@ class PartitionLog:
         idempotent producer rules (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, or a duplicate answered with
         its original offsets) and the transactional ones (INVALID_TXN_STATE, see producer_state.py), assigns
         offsets, stamps `leader_epoch` and, for LogAppendTime topics, `now_ms`, and writes the batch (no fsync).
-        Raises KafkaError. A bytearray is modified in place; anything else is copied. Work is per batch, never per
+        Raises KafkaError. A bytearray (or a writable view, e.g. of the request's buffer) is modified in place and
+        written without a copy; anything else is copied. Work is per batch, never per
         record (except for compacted topics, which need every record's key). `from_client` is False for batches the
         broker writes itself (coordinators): their sequence numbers are not checked.
         """
         self._check_usable()
-        buf = records if isinstance(records, bytearray) else bytearray(records)
+        buf = records if _writable(records) else bytearray(records)
         batch = RecordBatch(buf)
         if len(buf) < RECORD_BATCH_OVERHEAD or batch.size != len(buf):
             raise KafkaError(
@@ -928,6 +929,10 @@ class PartitionLog:
         for segment in self._segments:
             segment.close()
         self.closed = True
+
+
+def _writable(records: Buffer) -> bool:
+    return isinstance(records, bytearray) or (isinstance(records, memoryview) and not records.readonly)
 
 
 class InvalidRecords(CodedError):

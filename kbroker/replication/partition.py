@@ -181,7 +181,7 @@ class Partition:
 
     def append_records_as_leader(
         self,
-        records: bytearray,
+        records: bytes | bytearray | memoryview,
         required_acks: int,
         now_ms: int,
         *,

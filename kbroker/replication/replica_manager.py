@@ -473,7 +473,7 @@ class ReplicaManager:
 
     def append_records(
         self,
-        entries: Iterable[tuple[TopicPartition, bytearray]],
+        entries: Iterable[tuple[TopicPartition, bytes | bytearray | memoryview]],
         *,
         required_acks: int,
         now_ms: int,
