@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kbroker.handlers.registry import CloseConnection, Deferred, Handler, RequestContext
@@ -30,10 +31,30 @@ from protocol.messages import ApiKey
 from protocol.messages.api_versions_response import ApiVersion, ApiVersionsResponse
 from protocol.messages.fetch_request import FetchRequest
 from protocol.messages.fetch_response import FetchResponse
-from protocol.primitives import Reader, Writer
+from protocol.primitives import Reader, Splice, Writer
+
+
+@dataclass(slots=True)
+class SplicedFrame:
+    """An encoded response with splices in it (a Fetch answered from segment files): the encoded bytes between the
+    splices, and the splices, in order; the size prefix counts them all. kbroker/connection.py sends a splice with
+    sendfile on plain TCP, and its bytes (`materialize`) on TLS."""
+
+    parts: list[memoryview | Splice]
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+    def close(self) -> None:
+        for part in self.parts:
+            if isinstance(part, Splice):
+                part.close()
+
 
 # What the dispatcher gives the connection: an encoded response, or a coroutine function that produces one later.
-Outgoing = bytearray | bytes | Callable[[], Awaitable[bytearray]]
+Encoded = bytearray | SplicedFrame
+Outgoing = bytearray | bytes | SplicedFrame | Callable[[], Awaitable[Encoded]]
 
 
 class RequestDispatcher:
@@ -106,7 +127,7 @@ class RequestDispatcher:
         if isinstance(response, Deferred):
             deferred = response
 
-            async def encode_later() -> bytearray:
+            async def encode_later() -> Encoded:
                 answer = await deferred.wait()
                 _set_throttle(answer, throttle_ms)
                 out = _encode_response(header.correlation_id, header_version, answer, version)
@@ -190,7 +211,9 @@ class RequestDispatcher:
                 ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=h.min_version, max_version=h.max_version)
             ],
         )
-        return bytes(_encode_response(correlation_id, 0, response, 0))
+        out = _encode_response(correlation_id, 0, response, 0)
+        assert isinstance(out, bytearray)  # no records in it
+        return bytes(out)
 
 
 _BEFORE_AUTHENTICATION = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
@@ -214,10 +237,13 @@ def api_name(handler: Handler[Any, Any]) -> str:
     return handler.request_schema.struct.cls.__name__.removesuffix("Request")
 
 
-def _encode_response(correlation_id: int, header_version: int, response: object, version: int) -> bytearray:
+def _encode_response(correlation_id: int, header_version: int, response: object, version: int) -> Encoded:
     w = Writer()
     w.int32(0)  # size, patched below
     encode_response_header(w, correlation_id, header_version)
     encode_into(w, response, version)
-    w.out[0:4] = (len(w.out) - 4).to_bytes(4, "big")
+    size = len(w.out) + sum(len(splice) for _, splice in w.splices)
+    w.out[0:4] = (size - 4).to_bytes(4, "big")
+    if w.splices:
+        return SplicedFrame(w.parts(), size)
     return w.out  # no copy: a fetch response can be megabytes

@@ -69,10 +69,10 @@ def _primitive(type_: str, nullable: bool, compact: bool) -> tuple[ReadFn, Write
             return (lambda r: _opt_bytes(r.nullable_bytes(compact))), (lambda w, v: w.bytes(v, compact))
         return (lambda r: bytes(r.bytes(compact))), (lambda w, v: w.bytes(v, compact))
     if type_ == "records":
-        # record batches stay a zero-copy view of the request buffer
+        # record batches stay a zero-copy view of the request buffer; written ones may be a Splice
         if nullable:
-            return (lambda r: r.nullable_bytes(compact)), (lambda w, v: w.bytes(v, compact))
-        return (lambda r: r.bytes(compact)), (lambda w, v: w.bytes(v, compact))
+            return (lambda r: r.nullable_bytes(compact)), (lambda w, v: w.records(v, compact))
+        return (lambda r: r.bytes(compact)), (lambda w, v: w.records(v, compact))
     raise ValueError(f"unknown primitive type {type_}")
 
 
@@ -216,7 +216,7 @@ def encode(msg: object, version: int) -> bytes:
     """The body of `msg` at `version` (no header, no size prefix)."""
     w = Writer()
     encode_into(w, msg, version)
-    return bytes(w.out)
+    return w.materialize()
 
 
 def decode(cls: type[T], version: int, buf: bytes | bytearray | memoryview, *, exact: bool = True) -> T:

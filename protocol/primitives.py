@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import builtins
 import struct
 import uuid
 
@@ -150,13 +151,33 @@ class Reader:
         return n
 
 
-class Writer:
-    """Appends encoded values to a bytearray."""
+class Splice:
+    """Record bytes the codec does not copy: a records field holding one gets its length written and leaves a gap
+    at that point of the output, which the sender fills itself (kbroker sends a fetch's segment file ranges with
+    sendfile, so a consumer's records never pass through Python). Subclasses say how long they are and, for senders
+    that must have the bytes (TLS), what they are."""
 
-    __slots__ = ("out",)
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def materialize(self) -> bytes:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what it holds, once sent (or dropped)."""
+
+
+class Writer:
+    """Appends encoded values to a bytearray. Splices (see `Splice`) are not appended: `splices` lists each one
+    with the position in `out` where its bytes belong."""
+
+    __slots__ = ("out", "splices")
 
     def __init__(self) -> None:
         self.out = bytearray()
+        self.splices: list[tuple[int, Splice]] = []
 
     def int8(self, v: int) -> None:
         self.out += _I8.pack(v)
@@ -220,6 +241,31 @@ class Writer:
             return
         self.array_length(len(v), compact)
         self.out += v
+
+    def records(self, v: builtins.bytes | bytearray | memoryview | Splice | None, compact: bool) -> None:
+        if isinstance(v, Splice):
+            self.array_length(len(v), compact)
+            self.splices.append((len(self.out), v))
+            return
+        self.bytes(v, compact)
+
+    def parts(self) -> list[memoryview | Splice]:
+        """The output in order: views of `out` between the splices, and the splices."""
+        view = memoryview(self.out)
+        parts: list[memoryview | Splice] = []
+        start = 0
+        for at, splice in self.splices:
+            parts.append(view[start:at])
+            parts.append(splice)
+            start = at
+        parts.append(view[start:])
+        return parts
+
+    def materialize(self) -> builtins.bytes:
+        """The whole output, splices filled in."""
+        if not self.splices:
+            return bytes(self.out)
+        return b"".join(p if isinstance(p, memoryview) else p.materialize() for p in self.parts())
 
     def array_length(self, n: int, compact: bool) -> None:
         if compact:

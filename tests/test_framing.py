@@ -165,7 +165,9 @@ def test_any_chunking_gives_the_same_frames(payloads: list[bytes], cuts: list[in
     fed=st.lists(st.booleans(), max_size=12),
 )
 @settings(max_examples=200)
-def test_receiving_in_place_gives_the_same_frames(payloads: list[bytes], cuts: list[int], fed: list[bool]) -> None:
+def test_receiving_in_place_gives_the_same_frames(
+    payloads: list[bytes], cuts: list[int], fed: list[bool]
+) -> None:
     """recv_into's path (receive_buffer / received), mixed with feed, whatever the sizes the peer's bytes come in:
     large frames are filled in their own buffer, which is the payload returned."""
 

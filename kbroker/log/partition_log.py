@@ -41,7 +41,7 @@ from kbroker.log.producer_state import (
     load_latest_snapshot,
     write_snapshot,
 )
-from kbroker.log.segment import LogSegment, scan_batches
+from kbroker.log.segment import FileRecords, LogSegment, scan_batches
 from kbroker.log.segment_swap import CleanedGroup, SegmentSwap
 from kbroker.log.txn_index import AbortedTxn, collect_aborted
 from protocol.errors import ErrorCode
@@ -513,10 +513,27 @@ class PartitionLog:
     def read(
         self, fetch_offset: int, max_bytes: int, max_offset: int | None = None, *, min_one_batch: bool = True
     ) -> bytes:
+        """`read_records`, always as bytes (the broker's own readers: coordinators, transactions)."""
+        records = self.read_records(
+            fetch_offset, max_bytes, max_offset, min_one_batch=min_one_batch, sendfile=False
+        )
+        assert isinstance(records, bytes)
+        return records
+
+    def read_records(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        *,
+        min_one_batch: bool = True,
+        sendfile: bool = True,
+    ) -> bytes | FileRecords:
         """Whole batches starting with the one that contains fetch_offset, as many as fit in max_bytes, none with
         offsets at or above max_offset (default: the high watermark). With `min_one_batch` the first batch comes
         even if it is larger than max_bytes (KIP-74: the first partition of a fetch response, so a consumer can
-        always make progress). Reads one segment at most.
+        always make progress). Reads one segment at most. With `sendfile`, a large read is a FileRecords (a range of the
+        segment file the connection sends with sendfile: see LogSegment.read).
 
         OFFSET_OUT_OF_RANGE below the log start offset or above the log end offset; empty bytes at/above max_offset.
         """
@@ -536,7 +553,14 @@ class PartitionLog:
             found = segment.find_batch(fetch_offset)
             if found is not None:
                 position, header = found
-                return segment.read(position, header.size, max_bytes, max_offset, min_one_batch=min_one_batch)
+                return segment.read(
+                    position,
+                    header.size,
+                    max_bytes,
+                    max_offset,
+                    min_one_batch=min_one_batch,
+                    sendfile=sendfile,
+                )
         return b""
 
     def bytes_available(self, fetch_offset: int, max_offset: int) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from kbroker.log.files import fsync_directory, replace_file, write_all
 from kbroker.log.txn_index import AbortedTxn, decode_entries, encode_entries
+from protocol.primitives import Splice
 from protocol.records import (
     BATCH_LENGTH_OFFSET,
     INT32_MAX,
@@ -57,6 +58,13 @@ _SCAN_CHUNK = 64 * 1024
 # Recovery checks CRCs, so it reads everything; larger reads amortise the syscalls.
 _RECOVERY_CHUNK = 1024 * 1024
 
+# A fetch read at least this large is answered as a FileRecords (sent with sendfile, never read into Python); a
+# smaller one is read with pread: below this, two syscalls per partition (send + sendfile) cost more than a copy.
+SENDFILE_MIN_BYTES = 32 * 1024
+# While finding a large read's extent, batches at least this large are skipped by reading their 61-byte header only
+# (one pread each); smaller ones are scanned in _SCAN_CHUNK reads, as a copy of them is cheaper than a syscall each.
+_FETCH_SCAN_HEADER_ONLY = 16 * 1024
+
 _I32 = struct.Struct(">i")
 _TIME_ENTRY = struct.Struct(">qi")
 _OFFSET_ENTRY_SIZE = 8
@@ -83,12 +91,59 @@ def parse_swap_file_name(name: str) -> tuple[int, int] | None:
     return int(base), int(end)
 
 
-def scan_batches(fd: int, start: int, end: int, whole: bool) -> Iterator[tuple[int, RecordBatch]]:
+class FileRecords(Splice):
+    """Whole batches of a segment file, `size` bytes at `position`, as a fetch response carries them (Kafka's
+    FileRecords): the connection sends them with os.sendfile, page cache to socket (TLS reads them with
+    `materialize`). `fd` is a duplicate of the segment's descriptor, so the range stays readable if the segment is
+    closed or deleted meanwhile (retention, compaction); it is closed when sent, or when the response is dropped.
+    `next_offset` and `record_count` come from the batch headers, so nobody needs to read the records again."""
+
+    __slots__ = ("fd", "next_offset", "position", "record_count", "size")
+
+    def __init__(self, fd: int, position: int, size: int, next_offset: int, record_count: int) -> None:
+        self.fd = -1
+        self.fd = os.dup(fd)
+        self.position = position
+        self.size = size
+        self.next_offset = next_offset
+        self.record_count = record_count
+
+    def __len__(self) -> int:
+        return self.size
+
+    def materialize(self) -> bytes:
+        data = os.pread(self.fd, self.size, self.position)
+        if len(data) != self.size:
+            # truncated meanwhile (a leader become follower): the response's framing can no longer be kept
+            raise OSError(f"segment range {self.position}+{self.size} was truncated before it was sent")
+        return data
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def record_count(records: bytes | FileRecords) -> int:
+    """How many records whole batches hold (from their headers)."""
+    if isinstance(records, FileRecords):
+        return records.record_count
+    return sum(batch.record_count for batch in iter_batches(records))
+
+
+def scan_batches(
+    fd: int, start: int, end: int, whole: bool, header_only_after: int = _SCAN_CHUNK
+) -> Iterator[tuple[int, RecordBatch]]:
     """(position, batch) for each batch in [start, end) of the file.
 
     With `whole` the view covers the entire batch (needed for CRC checks); otherwise only its 61-byte header, which
-    is all the offsets and timestamps need. Stops at the first length that cannot be a batch or that runs past `end`
-    (a torn or zero-filled tail): the caller compares the last position reached with `end`.
+    is all the offsets and timestamps need; after a batch of `header_only_after` bytes or more, the next header is
+    read alone (reading a whole chunk for it would mostly read records we skip). Stops at the first length that
+    cannot be a batch or that runs past `end` (a torn or zero-filled tail): the caller compares the last position
+    reached with `end`.
     """
     chunk = b""
     chunk_start = start
@@ -98,8 +153,7 @@ def scan_batches(fd: int, start: int, end: int, whole: bool) -> Iterator[tuple[i
     while pos + RECORD_BATCH_OVERHEAD <= end:
         at = pos - chunk_start
         if at + RECORD_BATCH_OVERHEAD > len(chunk):
-            # Past a large batch, reading a whole chunk for one header would mostly read records we skip.
-            want = RECORD_BATCH_OVERHEAD if (not whole and last_size >= _SCAN_CHUNK) else read_size
+            want = RECORD_BATCH_OVERHEAD if (not whole and last_size >= header_only_after) else read_size
             chunk = os.pread(fd, min(want, end - pos), pos)
             chunk_start, at = pos, 0
             if len(chunk) < RECORD_BATCH_OVERHEAD:
@@ -327,13 +381,27 @@ class LogSegment:
         max_offset: int,
         *,
         min_one_batch: bool = True,
-    ) -> bytes:
+        sendfile: bool = False,
+    ) -> bytes | FileRecords:
         """Whole batches from `position` that fit in max_bytes, none holding offsets >= max_offset; with
-        `min_one_batch`, the first one even if it is larger than max_bytes.
+        `min_one_batch`, the first one even if it is larger than max_bytes. With `sendfile`, a read of
+        SENDFILE_MIN_BYTES or more is a FileRecords (its extent found from the batch headers), else the bytes.
         """
         if not min_one_batch and first_batch_size > max_bytes:
             return b""
-        data = os.pread(self.fd, min(self.size - position, max(max_bytes, first_batch_size)), position)
+        length = min(self.size - position, max(max_bytes, first_batch_size))
+        if sendfile and length >= SENDFILE_MIN_BYTES:
+            end, next_offset, count = position, -1, 0
+            for at, header in scan_batches(
+                self.fd, position, position + length, False, header_only_after=_FETCH_SCAN_HEADER_ONLY
+            ):
+                if header.last_offset >= max_offset:
+                    break
+                end, next_offset, count = at + header.size, header.next_offset, count + header.record_count
+            if end - position >= SENDFILE_MIN_BYTES:
+                return FileRecords(self.fd, position, end - position, next_offset, count)
+            length = end - position  # small after all (max_offset): the copy path, without reading further
+        data = os.pread(self.fd, length, position)
         end = 0
         for batch in iter_batches(data):
             if batch.last_offset >= max_offset or (end > 0 and end + batch.size > max_bytes):

@@ -24,6 +24,7 @@ from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.partition_log import AppendInfo, PartitionLog
 from kbroker.log.producer_state import VerificationGuard
+from kbroker.log.segment import FileRecords
 from kbroker.log.txn_index import AbortedTxn
 from kbroker.metadata.image import NO_LEADER, PartitionState
 from kbroker.replication.partition_leader import PartitionLeader
@@ -49,7 +50,7 @@ class PartitionRead:
     error: ErrorCode
     high_watermark: int = -1
     log_start_offset: int = -1
-    records: bytes = b""
+    records: bytes | FileRecords = b""
     last_stable_offset: int = -1
     aborted_transactions: list[AbortedTxn] | None = None
     """Filled in for a read_committed read that succeeded: the aborted transactions overlapping `records`."""
@@ -329,7 +330,7 @@ class Partition:
                 aborted_transactions=[] if committed else None,
             )
         try:
-            records = log.read(fetch_offset, max_bytes, limit, min_one_batch=min_one_batch)
+            records = log.read_records(fetch_offset, max_bytes, limit, min_one_batch=min_one_batch)
         except KafkaError as exc:
             return PartitionRead(exc.code, hw, start, last_stable_offset=lso)
         aborted = None
@@ -468,8 +469,10 @@ class Partition:
         return self.log.leader_epoch_cache.end_offset_for(leader_epoch, self.log.log_end_offset)
 
 
-def _next_offset_after(records: bytes, fetch_offset: int) -> int:
+def _next_offset_after(records: bytes | FileRecords, fetch_offset: int) -> int:
     """The offset after the last batch of `records` (whole batches), or fetch_offset if there are none."""
+    if isinstance(records, FileRecords):
+        return records.next_offset
     end = fetch_offset
     for batch in iter_batches(records):
         end = batch.next_offset

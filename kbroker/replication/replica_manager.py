@@ -44,6 +44,7 @@ from kbroker.log.flusher import GroupCommitter
 from kbroker.log.log_manager import LogManager
 from kbroker.log.partition_log import AppendInfo, InvalidRecords, PartitionLog
 from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
+from kbroker.log.segment import record_count
 from kbroker.metadata.api import MetadataView
 from kbroker.metadata.image import EMPTY_IMAGE, NO_LEADER, MetadataImage, PartitionState, TopicMetadata
 from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
@@ -60,7 +61,6 @@ from kbroker.replication.throttle import (
 )
 from kbroker.stats import ReplicationStats
 from protocol.errors import ErrorCode
-from protocol.records import iter_batches
 
 log = logging.getLogger(__name__)
 
@@ -672,7 +672,7 @@ class ReplicaManager:
                 else:
                     traffic.bytes_out += size
                     # Batch headers only (one per batch, never per record).
-                    traffic.messages_out += sum(b.record_count for b in iter_batches(read.records))
+                    traffic.messages_out += record_count(read.records)
             if params.replica_id >= 0 and partition.may_join_isr(params.replica_id, request.fetch_offset):
                 self._isr_wakeup.set()
             reads.append(read)
