@@ -125,6 +125,15 @@ class Target:
     def diagnostics(self) -> str:
         raise NotImplementedError
 
+    def rss_bytes(self) -> int | None:
+        """Resident memory of the broker processes now (summed), or None when it cannot be read."""
+        if not self.alive():
+            return None
+        try:
+            return sum(rss_bytes(pid) for pid in self.pids())
+        except OSError:
+            return None
+
     def cpu(self) -> CpuSample | None:
         """CPU used so far by the broker processes (summed), or None when it cannot be measured."""
         if not self.alive():
@@ -349,6 +358,60 @@ class Mock(Target):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+class ApacheKafka(Target):
+    """Apache Kafka `version` (compat/kafka/: its jars from Maven Central, cached under ~/.cache/kbroker), one KRaft
+    node (broker and controller in one JVM, compat/kafka/process.py's heap of 512 MiB and Kafka's own G1 settings)
+    on a fresh data directory on the same disk as kbroker's."""
+
+    def __init__(self, version: str = "3.9.2") -> None:
+        self.name = f"kafka-{version}"
+        self.version = version
+        self.tmp: Path | None = None
+        self.process: Any = None
+
+    def start(self) -> None:
+        from compat.kafka.process import SERVER_MAIN, KafkaProcess  # only this target needs the JVM helpers
+
+        class QuietKafka(KafkaProcess):
+            def command(self) -> list[str]:
+                # Kafka's log at WARN: at INFO it logs every topic created and deleted (several per scenario here),
+                # which costs it CPU that kbroker (logging such things at INFO too, but less) would not be charged
+                return self.java_command(SERVER_MAIN, str(self.config_path), log_level="WARN")
+
+        self.tmp = Path(tempfile.mkdtemp(prefix="kafka-bench-"))
+        self.process = QuietKafka(self.version, self.tmp / "kafka")
+        self.bootstrap = self.process.bootstrap
+        try:
+            self.process.start()
+            self.process.wait_ready()
+        except AssertionError as e:
+            raise BenchError(f"{self.name} did not start: {e}") from e
+
+    def pids(self) -> list[int]:
+        return [self.process.pid] if self.process is not None else []
+
+    def alive(self) -> bool:
+        return self.process is not None and bool(self.process.is_running())
+
+    def diagnostics(self) -> str:
+        if self.process is None:
+            return f"{self.name}: not started"
+        return f"{self.name}: process {broker_state(self.process)}; log:\n{self.process.log_tail(3000)}"
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise OSError(f"no VmRSS for {pid}")
+
+
 # --------------------------------------------------------------------------------------------------------------
 # measurements
 
@@ -513,6 +576,8 @@ def produce_latency(
         "records": n,
         "achieved_rate": n / elapsed,
         "p50_ms": 1000 * quantile(kept, 0.50),
+        # the latency distribution, for docs/performance.md's CDF plot: percentiles 1 to 99, then the 99.9th
+        "cdf_ms": [1000 * quantile(kept, q / 100) for q in range(1, 100)] + [1000 * quantile(kept, 0.999)],
         "p99_ms": 1000 * quantile(kept, 0.99),
         "max_ms": 1000 * max(kept),
         "requests_per_s": (requests[-1] - requests_before) / elapsed if requests else None,
@@ -731,6 +796,10 @@ def run(
                 failed_targets.add(target.name)
             return
         r["round"] = current_round
+        # Each figure carries the machine's load average and the broker's resident memory right after it: the
+        # machine is shared, and a reader must be able to see how busy it was.
+        r["load"] = load_average()
+        r["rss"] = target.rss_bytes()
         results[(scenario, size, target.name)].append(r)
         if "p50_ms" in r:
             shown = (
@@ -962,13 +1031,17 @@ def make_target(name: str, source: KBrokerSource, cluster: bool) -> Target:
         return KBrokerCluster(source) if cluster else KBroker(source)
     if name == "kbroker-shm":
         return KBroker(source, "kbroker-shm", data_root="/dev/shm")
+    if name.startswith("kafka"):
+        return ApacheKafka(name.partition("-")[2] or "3.9.2")
     assert name == "mock", name
     return Mock(3, "mock-x3") if cluster else Mock()
 
 
-def run_targets(targets: list[Target], plan: Plan, meta: dict[str, str]) -> tuple[str, bool] | None:
+def run_targets(
+    targets: list[Target], plan: Plan, meta: dict[str, str], dump: Path | None = None
+) -> tuple[str, bool] | None:
     """Start every target, run the plan, stop them all; (the report, whether anything failed), or None when a
-    target could not start."""
+    target could not start. `dump` gets every measurement as JSON (bench/performance.py draws from it)."""
     started: list[Target] = []
     try:
         for t in targets:
@@ -991,6 +1064,25 @@ def run_targets(targets: list[Target], plan: Plan, meta: dict[str, str]) -> tupl
         for t in started:
             t.stop()
     meta["load_end"] = load_average()
+    if dump is not None:
+        rows = [
+            {"scenario": scenario, "size": size, "target": target, **r}
+            for (scenario, size, target), rs in results.items()
+            for r in rs
+        ]
+        idle = {t.name: [idle_start[t.name], idle_end[t.name]] for t in targets}
+        dump.write_text(
+            json.dumps(
+                {
+                    "meta": meta,
+                    "targets": [t.name for t in targets],
+                    "idle": idle,
+                    "results": rows,
+                    "failures": failures,
+                },
+                indent=1,
+            )
+        )
     return report(targets, plan, results, failures, meta), bool(failures)
 
 
@@ -1013,7 +1105,10 @@ def main(argv: list[str] | None = None) -> int:
         "acks=1 vs acks=all (writes bench/results-cluster.md)",
     )
     parser.add_argument(
-        "--targets", default="kbroker,mock", help="comma-separated: kbroker, mock, kbroker-shm [kbroker,mock]"
+        "--targets",
+        default="kbroker,mock",
+        help="comma-separated: kbroker, mock, kbroker-shm, kafka (Apache Kafka 3.9.2; kafka-VERSION for another "
+        "release compat/kafka/ resolves) [kbroker,mock]",
     )
     parser.add_argument("--rounds", type=int, help="rounds of interleaved measurements [7; quick 1]")
     parser.add_argument("--sizes", default="100,1024", help="record value sizes in bytes [100,1024]")
@@ -1043,6 +1138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="give up on one run after this many s [300]"
     )
+    parser.add_argument("--json", type=Path, help="also write every measurement here, as JSON")
     parser.add_argument(
         "--out",
         type=Path,
@@ -1082,7 +1178,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     names = [t.strip() for t in args.targets.split(",") if t.strip()]
     for name in names:
-        if name not in ("kbroker", "kbroker-shm", "mock"):
+        if name not in ("kbroker", "kbroker-shm", "mock") and not name.startswith("kafka"):
             parser.error(f"unknown target {name!r}")
         if name == "mock":
             for s in sizes:
@@ -1108,7 +1204,9 @@ def main(argv: list[str] | None = None) -> int:
             meta["software"] = software(source)
             meta["load_start"] = load_average()
             print(f"{meta['machine']}\n{meta['software']}", flush=True)
-            outcome = run_targets([make_target(name, source, args.cluster) for name in names], plan, meta)
+            outcome = run_targets(
+                [make_target(name, source, args.cluster) for name in names], plan, meta, args.json
+            )
     except (BenchError, subprocess.CalledProcessError) as e:
         print(f"kbroker sources: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,203 @@
+"""Many partitions on one node: start time with data, idle CPU, a full Metadata, resident memory.
+
+    .venv/bin/python bench/scale.py --kbroker-rev HEAD --json /tmp/scale.json    # 100, 1,000, 10,000 partitions
+    .venv/bin/python bench/scale.py --partitions 10000 --targets kbroker,kafka
+
+For each partition count, a fresh broker gets topics of 1,000 partitions (fewer for smaller counts) and one batch of
+10 records of 100 B in every partition (so every partition has a segment with data to open at start). Then:
+- idle CPU: the broker's CPU over 10 s while no client is connected (after 3 s of settling);
+- full Metadata: a Metadata v12 request for all topics over one raw connection, median of 5, from sending it to the
+  last byte of the answer (the client side only reads the bytes; decoding is not timed);
+- resident memory (VmRSS) after that;
+- start with data: the broker stopped cleanly (SIGTERM) and started again, until a Metadata lists every partition
+  with a leader; then the same after kill -9 (the unclean start, which recovers the active segments).
+bench/performance.py --scale-json puts the table and a plot into docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.common import cpu_delta, kbroker_sources, load_average, sample_cpu  # noqa: E402
+from protocol.messages.metadata_request import MetadataRequest  # noqa: E402
+from tests.broker_process import BrokerProcess  # noqa: E402
+from tests.test_groups_support import Wire  # noqa: E402
+
+TOPIC_PARTITIONS = 1000
+METADATA_VERSION = 12
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def full_metadata_ms(bootstrap: str, rounds: int = 5) -> float:
+    """Median time of a Metadata request for all topics, from sending it to the last byte of its answer."""
+    request = MetadataRequest(topics=None, allow_auto_topic_creation=False)  # type: ignore[arg-type]  # null: all
+    times = []
+    with Wire(bootstrap, client_id="scale") as wire:
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            wire.send(request, METADATA_VERSION)
+            (size,) = struct.unpack(">i", wire._recv(4))
+            wire._recv(size)
+            times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def topics_for(partitions: int) -> dict[str, int]:
+    per = min(partitions, TOPIC_PARTITIONS)
+    return {f"scale-{i}": per for i in range(partitions // per)}
+
+
+def fill(bootstrap: str, topics: dict[str, int]) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for name, count in topics.items():
+        admin.create_topics([NewTopic(name, count, 1)], operation_timeout=300, request_timeout=300)[
+            name
+        ].result(310)
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 50, "queue.buffering.max.messages": 1_000_000}
+    )
+    value = b"v" * 100
+    for name, count in topics.items():
+        for p in range(count):
+            for _ in range(10):
+                producer.produce(name, value, partition=p)
+        producer.poll(0)
+    if producer.flush(300):
+        raise RuntimeError("records still queued after 300 s")
+
+
+def wait_all_leaders(bootstrap: str, partitions: int, timeout: float = 600) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            md = admin.list_topics(timeout=30)
+        except Exception:
+            time.sleep(0.1)
+            continue
+        led = sum(
+            1
+            for name, t in md.topics.items()
+            if name.startswith("scale-")
+            for p in t.partitions.values()
+            if p.leader >= 0
+        )
+        if led >= partitions:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"not every partition has a leader after {timeout} s")
+
+
+def measure_kbroker(source_dir: Path | None, partitions: int, tmp: Path) -> dict[str, Any]:
+    broker = BrokerProcess(tmp / "data", log_path=tmp / "broker.log", source_dir=source_dir)
+    broker.start()
+    try:
+        fill(broker.bootstrap, topics_for(partitions))
+        return measure(broker, "kbroker", partitions)
+    finally:
+        broker.stop()
+
+
+def measure(broker: BrokerProcess, name: str, partitions: int) -> dict[str, Any]:
+    time.sleep(3)
+    a = sample_cpu(broker.pid)
+    time.sleep(10)
+    idle = cpu_delta(a, sample_cpu(broker.pid))
+    metadata = full_metadata_ms(broker.bootstrap)
+    rss = rss_mib(broker.pid)
+    row: dict[str, Any] = {
+        "target": name,
+        "partitions": partitions,
+        "idle_cpu": None if idle is None else idle / 10,
+        "metadata_ms": metadata,
+        "rss_mib": rss,
+        "load": load_average(),
+    }
+    for kind in ("clean", "kill -9"):
+        if kind == "clean":
+            broker.terminate()
+        else:
+            broker.kill()
+        t0 = time.perf_counter()
+        broker.start()
+        wait_all_leaders(broker.bootstrap, partitions)
+        row["start_s" if kind == "clean" else "start_unclean_s"] = time.perf_counter() - t0
+    row["rss_after_restart_mib"] = rss_mib(broker.pid)
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def measure_kafka(version: str, partitions: int, tmp: Path) -> dict[str, Any]:
+    from compat.kafka.process import KafkaProcess
+
+    kafka = KafkaProcess(version, tmp / "kafka")
+    kafka.start()
+    kafka.wait_ready()
+    try:
+        fill(kafka.bootstrap, topics_for(partitions))
+        row = measure(kafka, f"kafka-{version}", partitions)
+        return row
+    finally:
+        kafka.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--kbroker-rev", metavar="REV", help="kbroker from this commit (see bench/run.py)")
+    parser.add_argument("--partitions", default="100,1000,10000", help="partition counts [100,1000,10000]")
+    parser.add_argument(
+        "--targets", default="kbroker", help="kbroker and/or kafka (Apache Kafka 3.9.2) [kbroker]"
+    )
+    parser.add_argument("--json", type=Path, help="write the rows here (bench/performance.py --scale-json)")
+    args = parser.parse_args(argv)
+    rows = []
+    with kbroker_sources([args.kbroker_rev] if args.kbroker_rev else None) as (source,):
+        for count in (int(x) for x in args.partitions.split(",")):
+            for target in args.targets.split(","):
+                tmp = Path(tempfile.mkdtemp(prefix="scale-bench-"))
+                try:
+                    if target == "kbroker":
+                        rows.append(measure_kbroker(source.directory, count, tmp))
+                    else:
+                        rows.append(measure_kafka("3.9.2", count, tmp))
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+    data = {
+        "description": "bench/scale.py: topics of up to 1,000 partitions, 10 records of 100 B in every partition; "
+        "idle CPU over 10 s with no client; a full Metadata v12 (median of 5); start = until a Metadata shows "
+        "every partition led, after SIGTERM (clean) and after kill -9.",
+        "rows": rows,
+    }
+    if args.json is not None:
+        args.json.write_text(json.dumps(data, indent=1))
+    for row in rows:
+        print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
