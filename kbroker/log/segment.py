@@ -399,8 +399,11 @@ class LogSegment:
                     break
                 end, next_offset, count = at + header.size, header.next_offset, count + header.record_count
             if end - position >= SENDFILE_MIN_BYTES:
-                return FileRecords(self.fd, position, end - position, next_offset, count)
-            length = end - position  # small after all (max_offset): the copy path, without reading further
+                try:
+                    return FileRecords(self.fd, position, end - position, next_offset, count)
+                except OSError:  # out of file descriptors (EMFILE): the copy path still answers
+                    pass
+            length = end - position  # the copy path, of exactly these batches
         data = os.pread(self.fd, length, position)
         end = 0
         for batch in iter_batches(data):
