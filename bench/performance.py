@@ -1,7 +1,9 @@
 """docs/performance.md: kbroker, librdkafka's mock and Apache Kafka side by side, from one interleaved run.
 
-    .venv/bin/python bench/performance.py --kbroker-rev HEAD      # the full run (~30 min): docs/performance.md + plots
-    .venv/bin/python bench/performance.py --from-json RUN.json    # redraw the page from a run's measurements
+    .venv/bin/python bench/performance.py --kbroker-rev HEAD --scale-json docs/performance-scale.json
+                                     # the full run (~15 min): docs/performance.{md,json} and docs/performance/*.png
+    .venv/bin/python bench/performance.py --from-json docs/performance.json --scale-json docs/performance-scale.json
+                                     # redraw the page from the committed measurements
     .venv/bin/python bench/performance.py --quick                 # smoke check (one small round), into /tmp
 
 The measuring is bench/run.py's (see bench/README.md): one confluent-kafka load generator; kbroker (a fresh data
@@ -10,7 +12,8 @@ its data directory on the same disk) each in a process of its own, started once;
 turn, the order reversed every other round, and the tables give medians over the rounds. CPU is the broker
 process's own (from /proc), per record; resident memory (VmRSS) is read right after each measurement; so is the
 1-minute load average, because the machine is shared. The latency runs are the issue's: `linger.ms=0`, 1,000
-records/s of the record size, 10 s, the first 10% a warm-up. `--scale-json` adds the figures of bench/scale.py.
+records/s of the record size, 10 s, the first 10% a warm-up. `--scale-json` adds the figures of bench/scale.py
+(docs/performance-scale.json is its output).
 
 Plots need matplotlib (`pip install -e '.[bench]'`).
 """
@@ -228,14 +231,15 @@ def scale_section(scale: dict[str, Any], directory: Path) -> tuple[str, list[str
         "",
         f"{scale.get('description', '')}",
         "",
-        "| target | partitions | start with data (s) | full Metadata (ms, median) | idle CPU (share of a core) | RSS "
-        "(MiB) | load avg |",
-        "|---|---|---|---|---|---|---|",
+        "| target | partitions | start with data (s) | start after kill -9 (s) | full Metadata (ms, median) | idle CPU "
+        "(share of a core) | RSS (MiB) | load avg |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         idle = "n/a" if r.get("idle_cpu") is None else f"{100 * r['idle_cpu']:.2f}%"
         lines.append(
-            f"| {r['target']} | {r['partitions']:,} | {fmt(r.get('start_s'), 1)} | {fmt(r.get('metadata_ms'), 1)} "
+            f"| {r['target']} | {r['partitions']:,} | {fmt(r.get('start_s'), 1)} | {fmt(r.get('start_unclean_s'), 1)} "
+            f"| {fmt(r.get('metadata_ms'), 1)} "
             f"| {idle} | {fmt(r.get('rss_mib'))} | {r.get('load', '?')} |"
         )
     import matplotlib
@@ -318,14 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out_dir or (Path(tempfile.mkdtemp(prefix="performance-")) if args.quick else DOCS)
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.from_json is None:
-        json_path = out_dir / "performance.json" if args.quick else Path(tempfile.mkstemp(suffix=".json")[1])
+        # the measurements stay beside the page (docs/performance.json), so it can be redrawn
+        json_path = out_dir / "performance.json"
         run_args = [
             "--targets", args.targets,
             "--sizes", args.sizes,
             "--latency-rates", str(LATENCY_RATE),
             "--latency-linger-ms", "0",
             "--json", str(json_path),
-            "--out", str(json_path.with_suffix(".md")),
+            "--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results.md"),
         ]  # fmt: skip
         if args.quick:
             run_args += ["--quick"]
