@@ -52,7 +52,7 @@ from kbroker.monitoring.admin_listener import (
 )
 from kbroker.monitoring.collector import BrokerState
 from kbroker.monitoring.console_api import ConsoleApi
-from kbroker.replication.client import plaintext_connector
+from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import DynamicSettings, ReplicaManager, ReplicationSettings
 from kbroker.request_log import RequestLog
@@ -224,7 +224,16 @@ async def open_broker(
             ports = {b.listener.name: b.port for b in bound}
             port = ports[config.inter_broker_listener_name]
             if metadata is None:
-                metadata = _metadata_for(config, ports)
+                inter_broker = next(
+                    s for s in security if s.listener.name == config.inter_broker_listener_name
+                )
+                # A single node never connects to another: its inter-broker listener may lack a client login.
+                connect = (
+                    inter_broker_connector(config, inter_broker)
+                    if config.cluster_mode
+                    else plaintext_connector
+                )
+                metadata = _metadata_for(config, ports, connect)
 
             # Recovery. Logs of topics the metadata does not name yet (a cluster node before its first image) open
             # with the default settings for recovery only: retention and the cleaner leave them alone until their
@@ -284,9 +293,10 @@ def _listener_runtime(config: BrokerConfig, security: ListenerSecurity) -> Liste
     )
 
 
-def _metadata_for(config: BrokerConfig, ports: dict[str, int]) -> MetadataService:
+def _metadata_for(config: BrokerConfig, ports: dict[str, int], connect: Connector) -> MetadataService:
     """What differs between a single node and a cluster. The node registers every advertised listener; host and
-    port are the inter-broker listener's (what followers connect to)."""
+    port are the inter-broker listener's (what followers connect to). `connect` reaches other brokers' inter-broker
+    listeners (the cluster's failure detector watches them)."""
     endpoints = {
         a.name: (a.host or "127.0.0.1", a.port or ports[a.name]) for a in config.advertised_listeners
     }
@@ -298,7 +308,7 @@ def _metadata_for(config: BrokerConfig, ports: dict[str, int]) -> MetadataServic
         raise ConfigError(
             "a cluster node needs fixed listener ports: other nodes and clients connect to them"
         )
-    return EtcdMetadata(config, cluster_id, host, advertised_port, endpoints)
+    return EtcdMetadata(config, cluster_id, host, advertised_port, endpoints, connect=connect)
 
 
 def _assemble(

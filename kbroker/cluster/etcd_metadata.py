@@ -22,6 +22,7 @@ from functools import partial
 import trio
 
 from kbroker.cluster.etcd import EtcdError, Get, Put, RangeResult, key_absent, mod_revision_is
+from kbroker.cluster.failure_detector import FailureDetector
 from kbroker.cluster.member import ClusterMember, run_cluster_member
 from kbroker.cluster.metadata import cancel_reassignment, elect_preferred, elect_unclean, reassign
 from kbroker.cluster.store import BrokerIdInUse, LeaseExpired, MetadataStore
@@ -38,6 +39,7 @@ from kbroker.metadata.topics import (
     check_new_topic,
     validate_replicas,
 )
+from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.security.image import SecurityChange
 from protocol.errors import ErrorCode
 from protocol.primitives import ZERO_UUID
@@ -76,8 +78,13 @@ class EtcdMetadata(ImagePublisher):
         host: str,
         port: int,
         endpoints: Mapping[str, tuple[str, int]] | None = None,
+        *,
+        connect: Connector = plaintext_connector,
     ) -> None:
+        """`connect` opens connections to other brokers' inter-broker listeners (TLS and SASL where it needs them):
+        the failure detector watches its peers through them."""
         self._config = config
+        self._connect = connect
         self._endpoints = dict(endpoints or {})
         self._node_id = config.node_id
         self._host, self._port = host, port
@@ -86,6 +93,7 @@ class EtcdMetadata(ImagePublisher):
         self._cluster_id = cluster_id
         super().__init__(dataclasses.replace(EMPTY_IMAGE, cluster_id=cluster_id))
         self._member: ClusterMember | None = None
+        self._detector: FailureDetector | None = None
         self._producer_id_next = 0
         self._producer_id_end = 0
         self._producer_id_lock = trio.Lock()
@@ -143,6 +151,10 @@ class EtcdMetadata(ImagePublisher):
                     )
                     await self._adopt_cluster_id(member)
                     self._member = member
+                    self._detector = FailureDetector(
+                        self._node_id, partial(_end_session, member.store), connect=self._connect
+                    )
+                    nursery.start_soon(self._detector.run)
                     broker_epoch = member.registration.broker_epoch
                     snapshot = member.store.snapshot()
                     self._publish_snapshot(snapshot, broker_epoch)
@@ -157,6 +169,7 @@ class EtcdMetadata(ImagePublisher):
             except* (LeaseExpired, EtcdError) as group:
                 log.warning("lost the cluster registration (%s); joining again", _first_leaf(group))
             finally:
+                self._detector = None
                 if self._member is not None:
                     self._member = None
                     # No longer a member: every role of this incarnation is void.
@@ -165,7 +178,10 @@ class EtcdMetadata(ImagePublisher):
 
     def _publish_snapshot(self, snapshot: MetadataImage, broker_epoch: int) -> None:
         """etcd's view, as this node's incarnation (`broker_epoch`, -1 if none) sees it."""
-        self._publish(dataclasses.replace(snapshot, cluster_id=self._cluster_id, broker_epoch=broker_epoch))
+        image = dataclasses.replace(snapshot, cluster_id=self._cluster_id, broker_epoch=broker_epoch)
+        if self._detector is not None:
+            self._detector.on_metadata(image)
+        self._publish(image)
 
     async def _adopt_cluster_id(self, member: ClusterMember) -> None:
         """One cluster id for every node: the first node to start writes its own to etcd, the others take it."""
@@ -414,6 +430,15 @@ class EtcdMetadata(ImagePublisher):
                     return start
         except EtcdError as exc:
             raise _unavailable(exc) from None
+
+
+async def _end_session(store: MetadataStore, node_id: int, broker_epoch: int) -> None:
+    """The failure detector's verdict: that incarnation is dead, end its session now."""
+    try:
+        if await store.end_session(node_id, broker_epoch):
+            log.info("ended the session of broker %d (broker epoch %d)", node_id, broker_epoch)
+    except EtcdError as exc:
+        log.warning("could not end the session of broker %d: %s (it lapses by itself)", node_id, exc)
 
 
 def _first_leaf(exc: BaseException) -> BaseException:

@@ -426,6 +426,29 @@ class MetadataStore:
             except EtcdError as exc:
                 log.info("could not revoke lease %x: %s", lease_id, exc)
 
+    async def end_session(self, node_id: int, broker_epoch: int) -> bool:
+        """End the session of a broker incarnation known to be dead (kbroker/cluster/failure_detector.py): revoke
+        the lease of its registration, if the registration is still that incarnation's, and the lease of the
+        controller key if that key belongs to a dead incarnation of the node. Returns whether the registration was
+        ended here. Safe to call from any node, several at once: only that incarnation's leases are revoked."""
+        key = self.keys.broker(node_id)
+        kv = await self.client.get(key)
+        ended = False
+        if kv is not None and kv.create_revision == broker_epoch and kv.lease:
+            await self.client.lease_revoke(kv.lease)  # not an error if it lapsed (or was ended) meanwhile
+            ended = True
+        controller = await self.client.get(self.keys.controller)
+        if controller is not None and controller.lease:
+            record = ControllerRecord.from_json(controller.value, controller.create_revision)
+            current = await self.client.get(key)
+            # The controller key was created by the newest incarnation of the node registered before it; if that is
+            # no longer registered (or was replaced since), the controller is dead.
+            if record.node_id == node_id and (
+                current is None or current.create_revision > controller.create_revision
+            ):
+                await self.client.lease_revoke(controller.lease)
+        return ended
+
     # ---- brokers -------------------------------------------------------------------------------------
 
     async def register_broker(
