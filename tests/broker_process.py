@@ -63,6 +63,8 @@ class BrokerProcess:
         self.overrides = dict(overrides or {})
         # more `kbroker serve` arguments, e.g. ["--config", "server.properties"]
         self.extra_args: list[str] = []
+        # what runs the command, e.g. ["ip", "netns", "exec", NS] (it must exec the command: the pid is the broker's)
+        self.command_prefix: list[str] = []
         self.log_path = (
             log_path if log_path is not None else self.data_dir.with_name(self.data_dir.name + ".log")
         )
@@ -95,7 +97,7 @@ class BrokerProcess:
             log.flush()
             # A new session: Ctrl-C in the terminal running pytest must not reach the broker before teardown does.
             self._process = subprocess.Popen(
-                self.command(),
+                [*self.command_prefix, *self.command()],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

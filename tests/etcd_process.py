@@ -37,19 +37,26 @@ def free_port() -> int:
 class EtcdProcess:
     """One etcd member. ``url`` is what kbroker's ``--metadata`` takes; ``endpoint`` is the HTTP base."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(
+        self, data_dir: Path, *, host: str = "127.0.0.1", command_prefix: list[str] | None = None
+    ) -> None:
+        """`host` and `command_prefix` place it elsewhere, e.g. in a network namespace of its own (tests/faults/):
+        its ports are then fixed, as the namespace is its own."""
         self.data_dir = data_dir
-        self.client_port = free_port()
-        self.peer_port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.client_port}"
-        self.url = f"etcd://127.0.0.1:{self.client_port}"
+        self.host = host
+        self.command_prefix = list(command_prefix or [])
+        self.client_port = free_port() if host == "127.0.0.1" else 2379
+        self.peer_port = free_port() if host == "127.0.0.1" else 2380
+        self.endpoint = f"http://{host}:{self.client_port}"
+        self.url = f"etcd://{host}:{self.client_port}"
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir / "etcd.log"
 
     def start(self, timeout: float = 20.0) -> None:
         assert ETCD_BINARY is not None
-        peer = f"http://127.0.0.1:{self.peer_port}"
+        peer = f"http://{self.host}:{self.peer_port}"
         args = [
+            *self.command_prefix,
             ETCD_BINARY,
             "--name", "kbroker-test",
             "--data-dir", str(self.data_dir / "data"),

@@ -12,14 +12,18 @@ import pytest
 
 from kbroker.testing import history
 from kbroker.testing.history import (
+    DIRTY_READ,
     DUPLICATE,
     GAP,
     INCONSISTENT,
     LOST,
     NON_MONOTONIC,
+    OFFSET_REGRESSION,
     WRONG_OFFSET,
     Ack,
+    Commit,
     LogRecord,
+    Read,
     check,
     main,
     read_acks,
@@ -45,8 +49,8 @@ def clean() -> tuple[list[Ack], list[LogRecord]]:
     return acks, log
 
 
-def kinds(acks: list[Ack], log: list[LogRecord], **kwargs: int) -> list[str]:
-    return sorted(a.kind for a in check(acks, log, **kwargs).anomalies)
+def kinds(acks: list[Ack], log: list[LogRecord], start_offset: int | None = None) -> list[str]:
+    return sorted(a.kind for a in check(acks, log, start_offset=start_offset).anomalies)
 
 
 def test_a_clean_history_is_valid() -> None:
@@ -320,3 +324,51 @@ def test_transaction_anomalies(final: list[str], live: list[str], kind: str) -> 
         TRANSACTIONS, reads("final", *final) + reads("live", *live), live_sources=["live"]
     )
     assert {a.kind for a in verdict.anomalies} == {kind}, verdict.report()
+
+
+def test_reads_of_committed_records_in_any_order_are_fine() -> None:
+    acks, log = clean()
+    # a group re-reads after a rebalance, out of order and twice: fine as long as each was committed there
+    reads = [Read("t", 1, 2, b"b-2", "c1"), Read("t", 1, 0, b"b-0", "c1"), Read("t", 1, 2, b"b-2", "c2")]
+    verdict = check(acks, log, start_offset=0, reads=reads)
+    assert verdict.valid, verdict.report()
+    assert verdict.served == 3
+
+
+def test_a_read_the_final_log_does_not_hold_is_a_dirty_read() -> None:
+    acks, log = clean()
+    reads = [Read("t", 0, 2, b"a-2"), Read("t", 0, 3, b"truncated-later", "c1"), Read("t", 1, 9, b"beyond")]
+    verdict = check(acks, log, reads=reads)
+    assert sorted(a.kind for a in verdict.anomalies) == [DIRTY_READ, DIRTY_READ]
+    dirty = {a.offset: a.detail for a in verdict.by_kind()[DIRTY_READ]}
+    assert "served to c1, but [log] holds a-3 there" in dirty[3]
+    assert "holds nothing there" in dirty[9]
+
+
+def test_committed_offsets_going_back_or_past_the_end_are_regressions() -> None:
+    acks, log = clean()
+    commits = [Commit("g", "t", 0, 2), Commit("g", "t", 0, 3), Commit("g", "t", 0, 1), Commit("h", "t", 0, 0)]
+    commits += [Commit("g", "t", 1, 4), Commit("g", "t", 1, 5)]  # 4 is the log end: fine; 5 is beyond
+    verdict = check(acks, log, commits=commits)
+    regressions = sorted((a.partition, a.offset) for a in verdict.by_kind()[OFFSET_REGRESSION])
+    assert regressions == [(0, 1), (1, 5)]
+    assert verdict.commits == 6
+
+
+def test_reads_and_commits_on_the_command_line(tmp_path: Path) -> None:
+    acks, log = clean()
+    write_jsonl(tmp_path / "acks.jsonl", acks)
+    write_jsonl(tmp_path / "log.jsonl", log)
+    write_jsonl(tmp_path / "reads.jsonl", [Read("t", 0, 1, b"a-1", "c1"), Read("t", 0, 2, b"x")])
+    write_jsonl(tmp_path / "commits.jsonl", [Commit("g", "t", 0, 3), Commit("g", "t", 0, 2)])
+    out = io.StringIO()
+    status = main(
+        [str(tmp_path / "acks.jsonl"), str(tmp_path / "log.jsonl"), "--reads", str(tmp_path / "reads.jsonl"),
+         "--commits", str(tmp_path / "commits.jsonl"), "--json"],
+        out,
+    )  # fmt: skip
+    verdict = json.loads(out.getvalue())
+    assert status == 1
+    assert verdict["counts"][DIRTY_READ] == 1
+    assert verdict["counts"][OFFSET_REGRESSION] == 1
+    assert (verdict["served"], verdict["commits"]) == (2, 2)

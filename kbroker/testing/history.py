@@ -20,12 +20,23 @@ Checks, each named as in the report:
 | ``inconsistent-offset`` | one offset of a partition holds two different values (across acks and every source) |
 | ``gap`` | a source's offsets of a partition skip one or more offsets (or do not begin at ``start_offset``) |
 | ``non-monotonic`` | a source's offsets of a partition do not increase |
+| ``dirty-read`` | a consumer was served a record that the final log does not hold at that offset (it was read above
+  the high watermark, and later truncated) |
+| ``offset-regression`` | a group's committed offset of a partition went back, or lies beyond the end of the log |
 
 Records present in the log but never acknowledged are fine (a write whose acknowledgement was lost, e.g. to a
 timeout, may or may not have happened); they are counted, not flagged.
 
 Offsets are expected dense: right for plain (non-transactional) producers on an uncompacted topic. Transaction
 markers and compaction leave gaps, so do not use the gap check on such topics.
+
+Two more inputs, both optional, judge what clients saw *during* the faults:
+
+- **reads** (`Read`): records consumers were served while the faults went on, as (topic, partition, offset, value).
+  Unlike a source they need not be complete or in order (a consumer group re-reads after a rebalance); each must be
+  in the final log at the offset it was served at: consumers only ever see committed records.
+- **commits** (`Commit`): a consumer group's committed offsets as observed (acknowledged commits, or OffsetFetch
+  answers), in the order observed. Per group and partition they must never go back, and never pass the log's end.
 
 Transactions have their own check, `check_transactions`: the transactions the producers wrote (their values and
 how each ended as far as its producer knows: committed, aborted, or unknown) against what read_committed consumers
@@ -36,11 +47,13 @@ and values nobody wrote.
 Command line (exit status 0 when the history is valid, 1 when anomalies were found, 2 on bad input)::
 
     python -m kbroker.testing.history ACKS.jsonl LOG.jsonl [LOG.jsonl ...] [--start-offset 0] [--json]
+        [--reads READS.jsonl] [--commits COMMITS.jsonl]
 
 Each line of ACKS.jsonl is ``{"topic": T, "partition": P, "offset": O, "value": V}`` (an optional ``"producer"``
 names who was acknowledged); each line of a LOG file is the same with an optional ``"source"`` (default: the file
 name). ``V`` is a UTF-8 string, or give ``"value_b64"`` (base64 of the bytes) instead. ``"topic"`` may be left
-out when there is only one.
+out when there is only one. A line of READS.jsonl is a record as in ACKS.jsonl (``"consumer"`` optional); a line of
+COMMITS.jsonl is ``{"group": G, "topic": T, "partition": P, "offset": O}``, in the order observed.
 """
 
 from __future__ import annotations
@@ -63,7 +76,9 @@ WRONG_OFFSET = "wrong-offset"
 INCONSISTENT = "inconsistent-offset"
 GAP = "gap"
 NON_MONOTONIC = "non-monotonic"
-KINDS = (LOST, DUPLICATE, WRONG_OFFSET, INCONSISTENT, GAP, NON_MONOTONIC)
+DIRTY_READ = "dirty-read"
+OFFSET_REGRESSION = "offset-regression"
+KINDS = (LOST, DUPLICATE, WRONG_OFFSET, INCONSISTENT, GAP, NON_MONOTONIC, DIRTY_READ, OFFSET_REGRESSION)
 
 DEFAULT_SOURCE = "log"
 ACKS_SOURCE = "acks"
@@ -91,6 +106,27 @@ class LogRecord:
     offset: int
     value: bytes
     source: str = DEFAULT_SOURCE
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A consumer was served `value` at `offset` of `topic`-`partition` while the faults went on."""
+
+    topic: str
+    partition: int
+    offset: int
+    value: bytes
+    consumer: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A consumer group's committed offset of a partition, as observed (in observation order)."""
+
+    group: str
+    topic: str
+    partition: int
+    offset: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +174,8 @@ class Verdict:
     unacknowledged_present: int  # read but never acknowledged: allowed
     anomalies: list[Anomaly] = field(default_factory=list)
     partitions: list[PartitionSummary] = field(default_factory=list)
+    served: int = 0  # reads checked (records consumers were served during the faults)
+    commits: int = 0  # committed offsets checked
 
     @property
     def valid(self) -> bool:
@@ -156,7 +194,9 @@ class Verdict:
         """A human-readable verdict: counts per check, then up to `examples` cases of each anomaly."""
         lines = [
             f"{'VALID' if self.valid else 'INVALID'}: {self.acknowledged} acknowledged, {self.read} read, "
-            f"{self.unacknowledged_present} read but never acknowledged (allowed)",
+            f"{self.unacknowledged_present} read but never acknowledged (allowed)"
+            + (f", {self.served} served to consumers" if self.served else "")
+            + (f", {self.commits} committed offsets" if self.commits else ""),
         ]
         lines += [f"  {kind:<20} {count}" for kind, count in self.counts().items()]
         for kind, found in self.by_kind().items():
@@ -178,6 +218,8 @@ class Verdict:
             "acknowledged": self.acknowledged,
             "read": self.read,
             "unacknowledged_present": self.unacknowledged_present,
+            "served": self.served,
+            "commits": self.commits,
             "counts": self.counts(),
             "anomalies": [a.to_json() for a in self.anomalies],
             "partitions": [
@@ -206,11 +248,21 @@ def show(value: bytes) -> str:
 # ---- the checks ------------------------------------------------------------------------------------------------
 
 
-def check(acks: Iterable[Ack], log: Iterable[LogRecord], *, start_offset: int | None = None) -> Verdict:
+def check(
+    acks: Iterable[Ack],
+    log: Iterable[LogRecord],
+    *,
+    start_offset: int | None = None,
+    reads: Iterable[Read] = (),
+    commits: Iterable[Commit] = (),
+) -> Verdict:
     """Judge the acknowledgements against the log read back. `start_offset`, when given, is where every
-    partition's log must begin (0 for a topic nothing was deleted from); otherwise it may begin anywhere."""
+    partition's log must begin (0 for a topic nothing was deleted from); otherwise it may begin anywhere. `reads`
+    and `commits` are what consumers were served and what a group committed while the faults went on."""
     acks = list(acks)
     log = list(log)
+    reads = list(reads)
+    commits = list(commits)
     anomalies: list[Anomaly] = []
 
     # Read order per (source, partition), as the records came.
@@ -222,6 +274,8 @@ def check(acks: Iterable[Ack], log: Iterable[LogRecord], *, start_offset: int | 
     anomalies += _duplicate_anomalies(acks, by_source)
     anomalies += _inconsistent_offsets(acks, log)
     anomalies += _acknowledged_anomalies(acks, by_source)
+    anomalies += _dirty_reads(reads, by_source)
+    anomalies += _offset_regressions(commits, by_source)
 
     acked_values = {ack.value for ack in acks}
     unacknowledged = len({r.value for r in log if r.value not in acked_values})
@@ -248,6 +302,8 @@ def check(acks: Iterable[Ack], log: Iterable[LogRecord], *, start_offset: int | 
         unacknowledged_present=unacknowledged,
         anomalies=anomalies,
         partitions=summaries,
+        served=len(reads),
+        commits=len(commits),
     )
 
 
@@ -389,6 +445,68 @@ def _acknowledged_anomalies(
     return found
 
 
+def _dirty_reads(
+    reads: list[Read], by_source: dict[str, dict[TopicPartition, list[LogRecord]]]
+) -> list[Anomaly]:
+    """Every record a consumer was served must be at that offset in each source that read its partition."""
+    found = []
+    for source, parts in sorted(by_source.items()):
+        at: dict[Position, bytes] = {}
+        for tp, records in parts.items():
+            for r in records:
+                at.setdefault((tp.topic, tp.partition, r.offset), r.value)
+        reported: set[Position] = set()
+        for read in reads:
+            where = (read.topic, read.partition, read.offset)
+            if TopicPartition(read.topic, read.partition) not in parts or where in reported:
+                continue
+            final = at.get(where)
+            if final != read.value:
+                reported.add(where)
+                holds = "nothing" if final is None else show(final)
+                who = f" to {read.consumer}" if read.consumer else ""
+                found.append(
+                    Anomaly(
+                        DIRTY_READ, read.topic, read.partition, read.offset, read.value,
+                        f"served{who}, but [{source}] holds {holds} there",
+                    )
+                )  # fmt: skip
+    return found
+
+
+def _offset_regressions(
+    commits: list[Commit], by_source: dict[str, dict[TopicPartition, list[LogRecord]]]
+) -> list[Anomaly]:
+    """Per group and partition, committed offsets in observation order never go back nor pass the log end."""
+    found = []
+    ends: dict[TopicPartition, int] = {}
+    for parts in by_source.values():
+        for tp, records in parts.items():
+            end = max((r.offset + 1 for r in records), default=0)
+            ends[tp] = max(ends.get(tp, 0), end)
+    highest: dict[tuple[str, TopicPartition], Commit] = {}
+    for commit in commits:
+        tp = TopicPartition(commit.topic, commit.partition)
+        before = highest.get((commit.group, tp))
+        if before is not None and commit.offset < before.offset:
+            found.append(
+                Anomaly(
+                    OFFSET_REGRESSION, commit.topic, commit.partition, commit.offset, None,
+                    f"group {commit.group} committed {commit.offset} after {before.offset}",
+                )
+            )  # fmt: skip
+        else:
+            highest[(commit.group, tp)] = commit
+        if tp in ends and commit.offset > ends[tp]:
+            found.append(
+                Anomaly(
+                    OFFSET_REGRESSION, commit.topic, commit.partition, commit.offset, None,
+                    f"group {commit.group} committed {commit.offset}, beyond the log end {ends[tp]}",
+                )
+            )  # fmt: skip
+    return found
+
+
 def _by(ack: Ack) -> str:
     return f" to {ack.producer}" if ack.producer else ""
 
@@ -401,7 +519,7 @@ UNKNOWN = "unknown"
 OUTCOMES = (COMMITTED, ABORTED, UNKNOWN)
 
 ABORTED_READ = "aborted-read"
-DIRTY_READ = "dirty-read"
+# DIRTY_READ (above) names the same anomaly for transactions: read, then gone from the settled log.
 LOST_COMMIT = "lost-committed-write"
 PARTIAL = "partial-transaction"
 PHANTOM = "phantom-read"
@@ -565,6 +683,42 @@ def _value_json(value: bytes) -> dict[str, str]:
         return {"value_b64": base64.b64encode(value).decode()}
 
 
+def read_from_json(obj: dict[str, Any]) -> Read:
+    return Read(
+        topic=str(obj.get("topic", "")),
+        partition=int(obj["partition"]),
+        offset=int(obj["offset"]),
+        value=_value_of(obj),
+        consumer=str(obj.get("consumer", "")),
+    )
+
+
+def commit_from_json(obj: dict[str, Any]) -> Commit:
+    return Commit(
+        group=str(obj["group"]),
+        topic=str(obj.get("topic", "")),
+        partition=int(obj["partition"]),
+        offset=int(obj["offset"]),
+    )
+
+
+def read_to_json(read: Read) -> dict[str, Any]:
+    obj: dict[str, Any] = {"topic": read.topic, "partition": read.partition, "offset": read.offset}
+    obj.update(_value_json(read.value))
+    if read.consumer:
+        obj["consumer"] = read.consumer
+    return obj
+
+
+def commit_to_json(commit: Commit) -> dict[str, Any]:
+    return {
+        "group": commit.group,
+        "topic": commit.topic,
+        "partition": commit.partition,
+        "offset": commit.offset,
+    }
+
+
 def ack_to_json(ack: Ack) -> dict[str, Any]:
     obj: dict[str, Any] = {"topic": ack.topic, "partition": ack.partition, "offset": ack.offset}
     obj.update(_value_json(ack.value))
@@ -609,10 +763,35 @@ def read_log(path: Path, default_source: str | None = None) -> list[LogRecord]:
     return records
 
 
-def write_jsonl(path: Path, items: Iterable[Ack | LogRecord]) -> None:
+def _parsed(path: Path, parse: Any, what: str) -> list[Any]:
+    items = []
+    for number, obj in _json_lines(path):
+        try:
+            items.append(parse(obj))
+        except (KeyError, ValueError, TypeError) as error:
+            raise ValueError(f"{path}:{number}: not {what} ({error!r}): {obj}") from None
+    return items
+
+
+def read_reads(path: Path) -> list[Read]:
+    return _parsed(path, read_from_json, "a read")
+
+
+def read_commits(path: Path) -> list[Commit]:
+    return _parsed(path, commit_from_json, "a commit")
+
+
+def write_jsonl(path: Path, items: Iterable[Ack | LogRecord | Read | Commit]) -> None:
     with path.open("w", encoding="utf-8") as out:
         for item in items:
-            obj = ack_to_json(item) if isinstance(item, Ack) else record_to_json(item)
+            if isinstance(item, Ack):
+                obj = ack_to_json(item)
+            elif isinstance(item, LogRecord):
+                obj = record_to_json(item)
+            elif isinstance(item, Read):
+                obj = read_to_json(item)
+            else:
+                obj = commit_to_json(item)
             out.write(json.dumps(obj) + "\n")
 
 
@@ -632,16 +811,22 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     parser.add_argument(
         "--start-offset", type=int, default=None, help="every partition must begin at this offset (e.g. 0)"
     )
+    parser.add_argument("--reads", type=Path, help="JSONL: records consumers were served during the faults")
+    parser.add_argument(
+        "--commits", type=Path, help="JSONL: a group's committed offsets, in the order observed"
+    )
     parser.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
     parser.add_argument("--examples", type=int, default=10, help="anomalies shown per kind [default 10]")
     args = parser.parse_args(argv)
     try:
         acks = read_acks(args.acks)
         log = [record for path in args.logs for record in read_log(path)]
+        reads = read_reads(args.reads) if args.reads else []
+        commits = read_commits(args.commits) if args.commits else []
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    verdict = check(acks, log, start_offset=args.start_offset)
+    verdict = check(acks, log, start_offset=args.start_offset, reads=reads, commits=commits)
     if args.json:
         out.write(json.dumps(verdict.to_json()) + "\n")
     else:
