@@ -353,6 +353,7 @@ def _assemble(
             replica_fetch_max_bytes=config.replica_fetch_max_bytes,
             log_retention_check_interval_ms=config.log_retention_check_interval_ms,
             transaction_partition_verification_enable=config.transaction_partition_verification_enable,
+            log_flush_interval_ms=config.log_flush_interval_ms,
         ),
         purgatory=purgatory,
         # A single node never fetches from another: its inter-broker listener may lack a client login.

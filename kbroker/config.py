@@ -107,6 +107,13 @@ _DEFS = [
     ),
     ConfigDef("log.retention.check.interval.ms", "long", "300000", "How often retention runs."),
     ConfigDef(
+        "log.flush.interval.ms",
+        "long",
+        "1000",
+        "Every log is fsynced at least this often (0: only when acks=all, a roll or a clean stop asks), which bounds "
+        "what an acks=1 or acks=0 write can lose when every replica loses power (Kafka: unset, never).",
+    ),
+    ConfigDef(
         "log.index.interval.bytes",
         "int",
         "4096",
@@ -622,6 +629,7 @@ class BrokerConfig:
     delete_topic_enable: bool
     socket_request_max_bytes: int
     log_retention_check_interval_ms: int
+    log_flush_interval_ms: int
     log_cleaner_enable: bool
     log_cleaner_backoff_ms: int
     replica_lag_time_max_ms: int
@@ -711,6 +719,7 @@ class BrokerConfig:
             delete_topic_enable=raw.flag("delete.topic.enable"),
             socket_request_max_bytes=raw.number("socket.request.max.bytes"),
             log_retention_check_interval_ms=raw.number("log.retention.check.interval.ms"),
+            log_flush_interval_ms=raw.number("log.flush.interval.ms"),
             log_cleaner_enable=raw.flag("log.cleaner.enable"),
             log_cleaner_backoff_ms=raw.number("log.cleaner.backoff.ms"),
             replica_lag_time_max_ms=raw.number("replica.lag.time.max.ms"),

@@ -323,12 +323,13 @@ def time_failover(
 
 
 def read_with_confluent(
-    cluster: Cluster, topic: str, partitions: int, timeout: float = 60.0
+    cluster: Cluster | str, topic: str, partitions: int, timeout: float = 60.0
 ) -> list[LogRecord]:
-    """Every record of every partition from offset 0 up to its high watermark, in read order (assign + seek)."""
+    """Every record of every partition from offset 0 up to its high watermark, in read order (assign + seek), from
+    the cluster or a bootstrap address."""
     consumer = Consumer(
         {
-            "bootstrap.servers": cluster.bootstrap,
+            "bootstrap.servers": cluster if isinstance(cluster, str) else cluster.bootstrap,
             "group.id": "fault-test-reader",
             "enable.auto.commit": False,
             "enable.partition.eof": True,

@@ -165,3 +165,31 @@ async def test_retention_by_time_runs_on_the_clock(
         )
         response = await call(b, request, 12)
         assert response.responses[0].partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+@pytest.mark.trio
+async def test_acks_1_writes_are_fsynced_within_the_flush_interval(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """log.flush.interval.ms bounds what acks=1 can lose to a power cut: nothing else asks for their fsync."""
+    overrides = {"log.flush.interval.ms": "1000"}
+    async with running_broker(tmp_path / "data", overrides, clock=TrioClock(START_MS)) as b:
+        await b.metadata.create_topic("t", 1, 1, {})
+        await produce(b, b"one", topic="t")
+        found = b.replicas.leader_log(TopicPartition("t", 0))
+        assert found is not None
+        plog = found
+        assert plog.recovery_point < plog.log_end_offset == 1  # written, not fsynced
+        await trio.sleep(0.9)
+        assert plog.recovery_point == 0
+        await wait_until(lambda: plog.recovery_point == 1, timeout_s=60)  # the fsync runs in a worker thread
+    async with running_broker(
+        tmp_path / "never", {"log.flush.interval.ms": "0"}, clock=TrioClock(START_MS)
+    ) as b:
+        await b.metadata.create_topic("t", 1, 1, {})
+        await produce(b, b"one", topic="t")
+        never = b.replicas.leader_log(TopicPartition("t", 0))
+        assert never is not None
+        # Without it (Kafka's default), an hour later the write is still only in the page cache.
+        await trio.sleep(3600)
+        assert never.recovery_point == 0

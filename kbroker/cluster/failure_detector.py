@@ -58,6 +58,7 @@ PROBE_WAIT_MS = 5_000
 PROBE_SLACK_S = 10.0
 CONNECT_TIMEOUT_S = 2.0
 RETRY_S = 0.5
+FIRST_RETRY_S = 0.01
 
 EndSession = Callable[[int, int], Awaitable[None]]
 """(node_id, broker_epoch) -> end that incarnation's session."""
@@ -114,6 +115,7 @@ class FailureDetector:
     async def _watch(self, peer: Peer, scope: trio.CancelScope) -> None:
         with scope:
             seen_serving = False
+            retry = RETRY_S
             while True:
                 client: BrokerClient | None = None
                 try:
@@ -125,6 +127,9 @@ class FailureDetector:
                     seen_serving = True
                     async with client:
                         await self._hold(client)
+                    # A dying process's kernel closes its connections and its listening socket one after the
+                    # other: a connection may end while the listener still accepts for a moment. Look again soon.
+                    retry = FIRST_RETRY_S
                 if seen_serving and await connection_refused(peer.host, peer.port):
                     log.warning(
                         "broker %d (broker epoch %d) is gone: its connection closed and %s:%d refuses new ones; "
@@ -138,7 +143,8 @@ class FailureDetector:
                     with trio.CancelScope(shield=True), trio.move_on_after(CONNECT_TIMEOUT_S * 5):
                         await self._end_session(peer.node_id, peer.broker_epoch)
                     return
-                await trio.sleep(RETRY_S)
+                await trio.sleep(retry)
+                retry = min(retry * 2, RETRY_S)
 
     async def _hold(self, client: BrokerClient) -> None:
         """Keep a long-poll request outstanding until the connection fails or a request takes far too long."""

@@ -79,6 +79,7 @@ class ReplicationSettings:
     replica_fetch_max_bytes: int = 1_048_576
     log_retention_check_interval_ms: int = 300_000
     transaction_partition_verification_enable: bool = True
+    log_flush_interval_ms: int = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +212,7 @@ class ReplicaManager:
                 nursery.start_soon(self._isr_loop)
                 nursery.start_soon(self._checkpoint_loop)
                 nursery.start_soon(self._retention_loop)
+                nursery.start_soon(self._flush_loop)
                 self._sync_fetchers()
                 task_status.started()
         finally:
@@ -906,6 +908,20 @@ class ReplicaManager:
                 written = current
             except OSError as exc:
                 log.error("cannot write the high watermark checkpoint: %s", exc)
+
+    async def _flush_loop(self) -> None:
+        """log.flush.interval.ms: fsync every log that has unsynced data at least this often. acks=all never needs it
+        (it waits for its own fsync); it bounds what acks=1 and acks=0 writes can lose when every replica loses power
+        at once: the leader, re-elected after the restart, would otherwise come back without them, however long ago
+        they were written, and its followers would truncate theirs."""
+        interval = self.settings.log_flush_interval_ms / 1000
+        if interval <= 0:
+            return
+        while True:
+            await trio.sleep(interval)
+            for plog in self.logs:
+                if not plog.closed and not plog.offline and plog.recovery_point < plog.log_end_offset:
+                    self.committer.request_flush(plog, plog.log_end_offset)
 
     async def _retention_loop(self) -> None:
         """Delete segments past retention.ms / retention.bytes (log.retention.check.interval.ms), by the clock."""

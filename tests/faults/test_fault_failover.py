@@ -17,6 +17,7 @@ with -s to see the figures; docs/reliability.md has them. The long variant (`lon
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
 import statistics
@@ -34,7 +35,7 @@ from kbroker.testing.history import Ack
 from protocol.errors import ErrorCode
 from tests.cluster_fixture import Cluster
 from tests.etcd_process import running_etcd
-from tests.faults.workload import ConfluentWriter, GroupReader, Outcome, judge
+from tests.faults.workload import GroupReader, Outcome, Writer, judge
 from tests.test_cluster_faults import raw_produce, wait_for_full_isrs
 
 pytestmark = [pytest.mark.cluster]
@@ -109,12 +110,28 @@ class Kill:
     victim: int
     led: dict[int, float]  # partition -> failover seconds, partitions the victim led
     others: dict[int, float]
+    detected: float | None = None  # seconds from the kill to the first survivor's verdict, from their logs
+
+
+def detection_delay(cluster: Cluster, victim: int, killed_at_wall: float) -> float | None:
+    """When the first survivor logged that the victim is gone, relative to the kill (the logs' clock is the wall
+    clock, to the millisecond)."""
+    verdicts = []
+    for node_id, node in cluster.nodes.items():
+        if node_id == victim:
+            continue
+        for line in node.log_text().splitlines():
+            if f"broker {victim} (broker epoch" in line and "is gone" in line:
+                stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                if stamp >= killed_at_wall - 0.01:
+                    verdicts.append(stamp - killed_at_wall)
+    return min(verdicts, default=None)
 
 
 def kill_and_time(cluster: Cluster, probes: list[Probe], victim: int, timeout: float = 30.0) -> Kill:
     before = cluster.describe([TOPIC]).topics[TOPIC]
     led = {p.partition for p in before.partitions if p.leader == victim}
-    killed_at = time.monotonic()
+    killed_at, killed_at_wall = time.monotonic(), time.time()
     cluster.kill(victim)
     deadline = killed_at + timeout
     resumed: dict[int, float] = {}
@@ -131,6 +148,7 @@ def kill_and_time(cluster: Cluster, probes: list[Probe], victim: int, timeout: f
         victim,
         {p: s for p, s in resumed.items() if p in led},
         {p: s for p, s in resumed.items() if p not in led},
+        detection_delay(cluster, victim, killed_at_wall),
     )
 
 
@@ -139,8 +157,8 @@ def run_kills(cluster: Cluster, kills: int, tmp_path: Path) -> list[Kill]:
     wait_for_full_isrs(cluster)
     probes = [Probe(cluster, p) for p in range(PARTITIONS)]
     threads = [threading.Thread(target=p.run, daemon=True) for p in probes]
-    writer = ConfluentWriter(cluster, TOPIC, PARTITIONS, rate_per_s=100)
-    reader = GroupReader(cluster, TOPIC, "failover-group")
+    writer = Writer(cluster.bootstrap, TOPIC, PARTITIONS)
+    reader = GroupReader(cluster.bootstrap, TOPIC, "failover-group")
     results: list[Kill] = []
     try:
         for thread in threads:
@@ -153,8 +171,9 @@ def run_kills(cluster: Cluster, kills: int, tmp_path: Path) -> list[Kill]:
             role = " (the controller)" if cluster.describe().controller_id == victim else ""
             kill = kill_and_time(cluster, probes, victim)
             results.append(kill)
+            detected = "?" if kill.detected is None else f"{kill.detected:.3f}"
             print(
-                f"kill {k + 1}: node {victim}{role}: partitions it led resumed after "
+                f"kill {k + 1}: node {victim}{role}, judged dead after {detected} s: partitions it led resumed after "
                 f"{', '.join(f'{s:.2f}' for s in kill.led.values())} s; the others after "
                 f"{', '.join(f'{s:.2f}' for s in kill.others.values())} s"
             )

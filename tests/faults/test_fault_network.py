@@ -26,7 +26,7 @@ import pytest
 
 from kbroker.replication.topics_tool import ClusterDescription, describe
 from tests.faults.harness import FaultCluster, fault_cluster
-from tests.faults.workload import ConfluentWriter, GroupReader, Outcome, judge
+from tests.faults.workload import GroupReader, Outcome, Writer, judge
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
 
@@ -77,7 +77,7 @@ def in_sync(d: ClusterDescription) -> bool:
     )
 
 
-def heal_and_resync(cluster: FaultCluster, writer: ConfluentWriter) -> None:
+def heal_and_resync(cluster: FaultCluster, writer: Writer) -> None:
     cluster.net.heal()
     wait_via(cluster, [1, 2, 3], in_sync, "every partition back in sync on three nodes", timeout=60)
     before = len(writer.acks)
@@ -89,8 +89,8 @@ def heal_and_resync(cluster: FaultCluster, writer: ConfluentWriter) -> None:
 
 def test_partitions_one_way_cuts_and_lossy_links(cluster: FaultCluster, tmp_path: Path) -> None:
     cluster.create_topic(TOPIC, PARTITIONS, 3, {"min.insync.replicas": "2"})
-    writer = ConfluentWriter(cluster, TOPIC, PARTITIONS, rate_per_s=100).start()
-    reader = GroupReader(cluster, TOPIC, "net-group").start()
+    writer = Writer(cluster.bootstrap, TOPIC, PARTITIONS).start()
+    reader = GroupReader(cluster.bootstrap, TOPIC, "net-group").start()
     outcome = Outcome()
     try:
         time.sleep(2)

@@ -1,7 +1,7 @@
 """What every fault scenario runs while it injects faults, and how it judges the outcome.
 
-- `ConfluentWriter` (from tests/test_cluster_faults.py): an idempotent acks=all confluent-kafka producer writing
-  unique values; every acknowledgement kept.
+- `Writer`: a confluent-kafka producer in a thread writing unique values (`<name>-<n>`) round robin over the
+  partitions; idempotent with acks=all by default (or plain acks=1). Every acknowledgement is kept, with its time.
 - `GroupReader`: a confluent-kafka consumer group member that processes records and commits synchronously; it keeps
   every record it was served (history `Read`s: they must all be in the final log at that offset) and every committed
   offset it saw, both its own successful commits and the offset each partition resumed at after an assignment
@@ -19,27 +19,156 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
+import kbroker.common
 from compat.clients.confluent import partition_offset, value_of
+from kbroker.log.config import LogConfig
+from kbroker.log.log_manager import partition_dir_name
+from kbroker.log.partition_log import PartitionLog
 from kbroker.testing.history import Ack, Commit, LogRecord, Read, Verdict, check, write_jsonl
+from protocol.records import decode_records, iter_batches
+from tests.broker_process import BrokerProcess
 from tests.cluster_fixture import Cluster
-from tests.test_cluster_faults import ConfluentWriter, dump_replica, read_with_confluent, wait_for_full_isrs
+from tests.test_cluster_faults import read_with_confluent, wait_for_full_isrs
 
-__all__ = ["ConfluentWriter", "GroupReader", "Outcome", "judge"]
+FLUSH_BOUND_S = 150.0
+
+
+class Writer:
+    """Writes `<name>-<n>` to `topic` round robin over its partitions from a thread, at about `rate_per_s`."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        *,
+        rate_per_s: float = 100.0,
+        name: str = "confluent",
+        idempotent: bool = True,
+    ) -> None:
+        self.topic = topic
+        self.partitions = partitions
+        self.name = name
+        self.interval = 1.0 / rate_per_s
+        settings: dict[str, str | int | bool] = {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 5,
+            # Long enough that no record times out during a fault: each is acknowledged or reported failed.
+            "message.timeout.ms": 120_000,
+            "topic.metadata.refresh.interval.ms": 1000,
+        }
+        settings.update({"acks": "all", "enable.idempotence": True} if idempotent else {"acks": 1})
+        self.producer = Producer(settings)
+        self.acks: list[Ack] = []
+        self.ack_times: list[float] = []
+        self.failed: list[str] = []
+        self.sent = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"writer-{name}", daemon=True)
+
+    def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
+        with self._lock:
+            if err is not None:
+                self.failed.append(f"{msg.value()!r}: {err}")
+            else:
+                self.acks.append(Ack(self.topic, *partition_offset(msg), value_of(msg), self.name))
+                self.ack_times.append(time.monotonic())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            n = self.sent
+            value = f"{self.name}-{n}".encode()
+            self.producer.produce(
+                self.topic, value=value, partition=n % self.partitions, on_delivery=self._on_delivery
+            )
+            self.sent += 1
+            self.producer.poll(self.interval)
+
+    def start(self) -> Writer:
+        self._thread.start()
+        return self
+
+    def acknowledged(self) -> int:
+        with self._lock:
+            return len(self.acks)
+
+    def wait_for_progress(self, more: int = 1, timeout: float = 30.0) -> None:
+        """Wait until `more` records more than now are acknowledged (the cluster serves)."""
+        target = self.acknowledged() + more
+        deadline = time.monotonic() + timeout
+        while self.acknowledged() < target:
+            assert time.monotonic() < deadline, f"{self.name}: no progress in {timeout}s: {self.failed[-5:]}"
+            time.sleep(0.05)
+
+    def acked_at(self) -> list[tuple[bytes, float]]:
+        """(value, when it was acknowledged) of every acknowledged record."""
+        with self._lock:
+            return [(a.value, t) for a, t in zip(self.acks, self.ack_times, strict=True)]
+
+    def stop(self) -> int:
+        """Stop writing and wait for every outstanding delivery report; returns how many are still missing."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+        return self.producer.flush(FLUSH_BOUND_S)
+
+
+class SingleNode:
+    """What the workload needs of a cluster, for one broker."""
+
+    def __init__(self, broker: BrokerProcess) -> None:
+        self.broker = broker
+
+    @property
+    def bootstrap(self) -> str:
+        return self.broker.bootstrap
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int = 1) -> None:
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin.create_topics([NewTopic(name, partitions, replication_factor)])[name].result(30)
+
+
+def dump_dir(data_dir: Path, topic: str, partitions: int, source: str) -> list[LogRecord]:
+    """A stopped broker's log of every partition, straight from its data directory."""
+    records = []
+    for partition in range(partitions):
+        tp = kbroker.common.TopicPartition(topic, partition)
+        log = PartitionLog.open(data_dir / partition_dir_name(tp), LogConfig(), int(time.time() * 1000))
+        try:
+            offset = log.log_start_offset
+            while offset < log.log_end_offset:
+                data = bytearray(log.read(offset, 1 << 20, log.log_end_offset))
+                for batch in iter_batches(data):
+                    for record in decode_records(batch):
+                        records.append(
+                            LogRecord(topic, partition, record.offset, record.value or b"", source)
+                        )
+                    offset = batch.last_offset + 1
+        finally:
+            log.close()
+    return records
+
+
+def read_all(bootstrap: str, topic: str, partitions: int) -> list[LogRecord]:
+    """Every record of every partition up to its high watermark (confluent-kafka, assign and seek)."""
+    return read_with_confluent(bootstrap, topic, partitions)
 
 
 class GroupReader:
     """One member of `group` reading `topic` from a thread until stopped."""
 
-    def __init__(self, cluster: Cluster, topic: str, group: str, name: str = "reader") -> None:
+    def __init__(self, bootstrap: str, topic: str, group: str, name: str = "reader") -> None:
         self.topic = topic
         self.group = group
         self.name = name
         self.consumer = Consumer(
             {
-                "bootstrap.servers": cluster.bootstrap,
+                "bootstrap.servers": bootstrap,
                 "group.id": group,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
@@ -130,9 +259,13 @@ def judge(
     """Read back and check (see the module's docstring); AssertionError with the report if anything is wrong.
     Stops the cluster (the replicas' logs are read from disk)."""
     wait_for_full_isrs(cluster, in_sync_timeout)
-    read = read_with_confluent(cluster, topic, partitions)
+    read = read_all(cluster.bootstrap, topic, partitions)
     cluster.stop()
-    replicas = [r for node_id in cluster.nodes for r in dump_replica(cluster, node_id, topic, partitions)]
+    replicas = [
+        r
+        for node_id, node in cluster.nodes.items()
+        for r in dump_dir(node.data_dir, topic, partitions, f"node{node_id}-disk")
+    ]
     log: list[LogRecord] = read + replicas
     write_jsonl(where / "acks.jsonl", outcome.acks)
     write_jsonl(where / "log.jsonl", log)
