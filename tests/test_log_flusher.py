@@ -186,15 +186,51 @@ async def test_fsync_failure_takes_only_that_log_offline(
 def test_a_write_error_takes_the_log_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = open_log(tmp_path)
 
-    def full_disk(fd: int, data: bytes) -> int:
-        raise OSError(errno.ENOSPC, "injected: no space left")
+    def failing_disk(fd: int, data: bytes) -> int:
+        raise OSError(errno.EIO, "injected: I/O error")
 
-    monkeypatch.setattr(os, "write", full_disk)
+    monkeypatch.setattr(os, "write", failing_disk)
     with pytest.raises(KafkaError) as e:
         log.append_as_leader(batch(), 0, 0)
     assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
     assert log.offline
     assert log.log_end_offset == 0
+
+
+def test_a_full_disk_refuses_the_append_and_the_log_serves_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC after part of a batch went in: the segment is cut back to where it was, the producer gets
+    KAFKA_STORAGE_ERROR, and the log stays online: once there is space again, the same append succeeds."""
+    log = open_log(tmp_path)
+    log.append_as_leader(batch(), 0, 0)
+    size = log.segments[-1].size
+    real_write = os.write
+    full = True
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        view = memoryview(data)
+        if not full:
+            return real_write(fd, view)
+        if len(view) > 10:
+            return real_write(fd, view[:10])  # some of it fits
+        raise OSError(errno.ENOSPC, "injected: no space left")
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(KafkaError) as e:
+        log.append_as_leader(batch(), 0, 0)
+    assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert "no space left" in str(e.value)
+    assert not log.offline
+    assert log.log_end_offset == 1
+    assert os.path.getsize(log.segments[-1].log_path) == size  # the partial batch was cut off
+    full = False
+    info = log.append_as_leader(batch(), 0, 0)
+    assert (info.base_offset, log.log_end_offset) == (1, 2)
+    log.flush()
+    log.close()
+    reopened = open_log(tmp_path)
+    assert reopened.log_end_offset == 2
 
 
 @pytest.mark.trio

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
+OUT_OF_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def out_of_space(error: BaseException) -> bool:
+    """A full disk (or quota): nothing is wrong with what is already on it, and freeing space cures it."""
+    return isinstance(error, OSError) and error.errno in OUT_OF_SPACE
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
@@ -27,8 +34,12 @@ def replace_file(path: Path, data: bytes, *, fsync: bool = True, fsync_dir: bool
         write_all(fd, data)
         if fsync:
             os.fsync(fd)
-    finally:
+    except OSError:
+        # A full disk, typically: leave no half-written temporary file to take up what space is left.
         os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
     os.replace(tmp, path)
     if fsync_dir:
         fsync_directory(path.parent)

@@ -46,10 +46,13 @@ class LeaderEpochCache:
             raise ValueError(f"corrupt {self.path}: {len(entries)} entries, header says {count}")
         return entries
 
-    def _write(self, durable: bool = True) -> None:
-        lines = [str(_VERSION), str(len(self.entries))]
-        lines += [f"{epoch} {start_offset}" for epoch, start_offset in self.entries]
+    def _write(self, entries: list[tuple[int, int]], durable: bool = True) -> None:
+        """Write `entries` to the file, then make them the cache's: if the write fails (a full disk), the cache
+        stays what the file says."""
+        lines = [str(_VERSION), str(len(entries))]
+        lines += [f"{epoch} {start_offset}" for epoch, start_offset in entries]
         replace_file(self.path, ("\n".join(lines) + "\n").encode(), fsync=durable, fsync_dir=durable)
+        self.entries = entries
 
     @property
     def latest_epoch(self) -> int:
@@ -63,10 +66,11 @@ class LeaderEpochCache:
         if epoch < 0 or epoch <= self.latest_epoch:
             return False
         # An older epoch that started at or after this offset never wrote anything that survives.
-        while self.entries and self.entries[-1][1] >= start_offset:
-            self.entries.pop()
-        self.entries.append((epoch, start_offset))
-        self._write(durable)
+        entries = list(self.entries)
+        while entries and entries[-1][1] >= start_offset:
+            entries.pop()
+        entries.append((epoch, start_offset))
+        self._write(entries, durable)
         return True
 
     def epoch_for_offset(self, offset: int) -> int:
@@ -95,8 +99,7 @@ class LeaderEpochCache:
         """The log was truncated to end_offset: forget epochs that start at or after it."""
         kept = [e for e in self.entries if e[1] < end_offset]
         if kept != self.entries:
-            self.entries = kept
-            self._write()
+            self._write(kept)
 
     def truncate_from_start(self, start_offset: int) -> None:
         """The log now starts at start_offset: drop epochs that ended before it, and move the start of the epoch
@@ -107,10 +110,8 @@ class LeaderEpochCache:
             return
         kept = [(self.entries[i][0], start_offset), *self.entries[i + 1 :]]
         if kept != self.entries:
-            self.entries = kept
-            self._write()
+            self._write(kept)
 
     def clear(self) -> None:
         if self.entries:
-            self.entries = []
-            self._write()
+            self._write([])

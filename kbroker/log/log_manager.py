@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from kbroker.common import TopicPartition
+from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory
 from kbroker.log.partition_log import PartitionLog
@@ -112,7 +112,10 @@ class LogManager:
         for log in self:
             if not log.configured:
                 continue
-            deleted += log.apply_retention(now_ms)
+            try:
+                deleted += log.apply_retention(now_ms)
+            except KafkaError:
+                continue  # a disk error took the log offline (said in its log); the others go on
             log.producer_state.remove_expired(now_ms, self.producer_id_expiration_ms)
         return deleted
 

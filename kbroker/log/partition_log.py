@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kbroker.common import CodedError, KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
-from kbroker.log.files import fsync_directory, replace_file
+from kbroker.log.files import fsync_directory, out_of_space, replace_file
 from kbroker.log.leader_epoch import LeaderEpochCache
 from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, LOG_START_OFFSET_FILE, load_segments
 from kbroker.log.producer_state import (
@@ -41,7 +41,7 @@ from kbroker.log.producer_state import (
     load_latest_snapshot,
     write_snapshot,
 )
-from kbroker.log.segment import FileRecords, LogSegment, scan_batches
+from kbroker.log.segment import FileRecords, LogSegment, TornAppend, scan_batches
 from kbroker.log.segment_swap import CleanedGroup, SegmentSwap
 from kbroker.log.txn_index import AbortedTxn, collect_aborted
 from protocol.errors import ErrorCode
@@ -133,6 +133,7 @@ class PartitionLog:
         self.high_watermark = self._log_end_offset
         self.recovery_point = self._log_end_offset
         self.offline = False
+        self._out_of_space = False  # the last append found the disk full (said once in the log)
         self.closed = False
         self.producer_state = ProducerStateManager()
         self.leader_epoch_cache = leader_epoch_cache
@@ -468,7 +469,20 @@ class PartitionLog:
                 self.leader_epoch_cache.assign(leader_epoch, base_offset)
             self._segments[-1].append(data, last_offset, max_timestamp, now_ms)
         except OSError as e:
+            if out_of_space(e) and not isinstance(e, TornAppend):
+                # Each step above undoes itself on failure: the log is as before, and serves again (appends
+                # included) as soon as there is space. Kafka takes the log directory offline until a restart.
+                if not self._out_of_space:
+                    logger.error("%s: no space left on the disk: refusing appends until there is", self.name)
+                    self._out_of_space = True
+                raise KafkaError(
+                    ErrorCode.KAFKA_STORAGE_ERROR,
+                    f"no space left on the disk of {self.name}: nothing written",
+                ) from e
             raise self._go_offline(e) from e
+        if self._out_of_space:
+            logger.info("%s: space on the disk again: appends accepted", self.name)
+            self._out_of_space = False
         self._log_end_offset = last_offset + 1
 
     def _maybe_roll(self, size: int, last_offset: int, now_ms: int) -> None:
@@ -493,12 +507,25 @@ class PartitionLog:
         if active.size == 0:
             return
         try:
-            # A snapshot per segment bounds how much of the log a reopen rereads; without fsync: it is a cache.
+            # A snapshot per segment bounds how much of the log a reopen rereads; without fsync: it is a cache,
+            # skipped when the disk is full.
             write_snapshot(self.directory, self._log_end_offset, self.producer_state, fsync=False)
+        except OSError as e:
+            if not out_of_space(e):
+                raise self._go_offline(e) from e
+            logger.warning(
+                "%s: no space for a producer state snapshot at %d", self.name, self._log_end_offset
+            )
+        try:
             segment = LogSegment.create(
                 self.directory, self._log_end_offset, self.config.index_interval_bytes, now_ms
             )
         except OSError as e:
+            if out_of_space(e):
+                raise KafkaError(
+                    ErrorCode.KAFKA_STORAGE_ERROR,
+                    f"no space left on the disk of {self.name} for a new segment",
+                ) from e
             raise self._go_offline(e) from e
         active.seal()
         self._unflushed_sealed.append(active)
@@ -746,8 +773,13 @@ class PartitionLog:
                 break
             if is_active:
                 # The log always keeps a segment: its offsets go on from the log end, even after a crash, so the
-                # new segment is durable before the old one goes.
-                self.roll(now_ms)
+                # new segment is durable before the old one goes. On a full disk, the next pass tries again.
+                try:
+                    self.roll(now_ms)
+                except KafkaError:
+                    if self.offline:
+                        raise
+                    break
                 try:
                     fsync_directory(self.directory)
                 except OSError as e:

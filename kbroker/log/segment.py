@@ -27,7 +27,7 @@ from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
-from kbroker.log.files import fsync_directory, replace_file, write_all
+from kbroker.log.files import fsync_directory, out_of_space, replace_file, write_all
 from kbroker.log.txn_index import AbortedTxn, decode_entries, encode_entries
 from protocol.primitives import Splice
 from protocol.records import (
@@ -68,6 +68,10 @@ _FETCH_SCAN_HEADER_ONLY = 16 * 1024
 _I32 = struct.Struct(">i")
 _TIME_ENTRY = struct.Struct(">qi")
 _OFFSET_ENTRY_SIZE = 8
+
+
+class TornAppend(OSError):
+    """An append failed part way and the segment could not be cut back: its tail holds a partial batch."""
 
 
 def segment_file_name(base_offset: int, suffix: str) -> str:
@@ -326,9 +330,23 @@ class LogSegment:
     def append(
         self, data: bytes | bytearray | memoryview, last_offset: int, max_timestamp: int, now_ms: int
     ) -> None:
-        """Write one or more batches ending at `last_offset` whose largest timestamp is `max_timestamp`."""
+        """Write one or more batches ending at `last_offset` whose largest timestamp is `max_timestamp`.
+
+        If the write fails (a full disk, typically, after part of the data went in), the file is cut back to where
+        it was and the error raised: the segment is as if nothing had been written. If even that fails, raises
+        TornAppend: the file's tail is unknown and the log must not be used.
+        """
         position = self.size
-        write_all(self.fd, data)
+        try:
+            write_all(self.fd, data)
+        except OSError as error:
+            try:
+                os.ftruncate(self.fd, position)
+            except OSError as undo_error:
+                raise TornAppend(
+                    f"{self.log_path}: append failed ({error}), and so did undoing it"
+                ) from undo_error
+            raise
         self._track(position, len(data), last_offset, max_timestamp)
         if self.roll_base_ms is None:
             self.roll_base_ms = now_ms
@@ -512,14 +530,23 @@ class LogSegment:
                 zip(self._time_timestamps, self._time_offsets, strict=True)
             ):
                 _TIME_ENTRY.pack_into(times, i * _TIME_ENTRY.size, timestamp, relative)
-            if self.aborted_txns:
-                # Durable before the other two: their presence is what makes recovery trust this segment.
-                replace_file(self.txn_index_path, encode_entries(self.aborted_txns))
-                fsync_directory(self.directory)
-            else:
-                self.txn_index_path.unlink(missing_ok=True)
-            replace_file(self.index_path, offsets.tobytes())
-            replace_file(self.time_index_path, bytes(times))
+            try:
+                if self.aborted_txns:
+                    # Durable before the other two: their presence is what makes recovery trust this segment.
+                    replace_file(self.txn_index_path, encode_entries(self.aborted_txns))
+                    fsync_directory(self.directory)
+                else:
+                    self.txn_index_path.unlink(missing_ok=True)
+                replace_file(self.index_path, offsets.tobytes())
+                replace_file(self.time_index_path, bytes(times))
+            except OSError as error:
+                if not out_of_space(error):
+                    raise
+                # Indexes can always be rebuilt: with no index files, recovery scans the segment. Better than
+                # taking the log offline for want of a few kilobytes.
+                self.index_path.unlink(missing_ok=True)
+                self.time_index_path.unlink(missing_ok=True)
+                return False
             return True
 
     def load_indexes(self) -> bool:

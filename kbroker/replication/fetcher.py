@@ -350,7 +350,13 @@ class ReplicaFetcher:
                     if partition.append_as_follower(data.records, now) is not None:
                         appended.append(plog)
                 except KafkaError as exc:
-                    log.error("cannot append to %s from leader %d: %s", plog.name, state.leader_id, exc)
+                    # A full disk (the log stays online and says so once itself) is retried quietly.
+                    level = (
+                        logging.DEBUG
+                        if not plog.offline and exc.code == ErrorCode.KAFKA_STORAGE_ERROR
+                        else logging.ERROR
+                    )
+                    log.log(level, "cannot append to %s from leader %d: %s", plog.name, state.leader_id, exc)
                     state.retry_at = trio.current_time() + ERROR_BACKOFF_S
                     continue
             partition.follow_high_watermark(data.high_watermark)

@@ -28,8 +28,11 @@ from compat.clients.confluent import partition_offset, value_of
 from kbroker.log.config import LogConfig
 from kbroker.log.log_manager import partition_dir_name
 from kbroker.log.partition_log import PartitionLog
+from kbroker.replication.client import SyncBrokerClient, parse_host_port
 from kbroker.testing.history import Ack, Commit, LogRecord, Read, Verdict, check, write_jsonl
-from protocol.records import decode_records, iter_batches
+from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.messages.produce_response import ProduceResponse
+from protocol.records import Record, build_batch, decode_records, iter_batches
 from tests.broker_process import BrokerProcess
 from tests.cluster_fixture import Cluster
 from tests.test_cluster_faults import read_with_confluent, wait_for_full_isrs
@@ -275,3 +278,32 @@ def judge(
     print(verdict.report(examples=5))
     assert verdict.valid, f"history check failed (inputs in {where}):\n{verdict.report(examples=20)}"
     return verdict
+
+
+@dataclass(frozen=True)
+class ProduceAnswer:
+    error_code: int
+    error_message: str | None
+    base_offset: int
+
+
+def produce_to(
+    address: str, topic: str, partition: int, values: list[bytes], *, acks: int = -1, timeout_s: float = 10.0
+) -> ProduceAnswer:
+    """One Produce v9 (our own codec) of one batch to the broker at HOST:PORT; its partition's answer."""
+    batch = build_batch([Record(offset=i, timestamp=int(time.time() * 1000), key=None, value=v)
+                         for i, v in enumerate(values)])  # fmt: skip
+    request = ProduceRequest(
+        acks=acks,
+        timeout_ms=int(timeout_s * 1000) // 2,
+        topic_data=[
+            TopicProduceData(
+                name=topic, partition_data=[PartitionProduceData(index=partition, records=bytes(batch))]
+            )
+        ],
+    )
+    host, port = parse_host_port(address)
+    with SyncBrokerClient(host, port, timeout=timeout_s) as client:
+        response: ProduceResponse = client.request(request, 9)
+    answer = response.responses[0].partition_responses[0]
+    return ProduceAnswer(answer.error_code, answer.error_message, answer.base_offset)
