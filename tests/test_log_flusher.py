@@ -197,6 +197,22 @@ def test_a_write_error_takes_the_log_offline(tmp_path: Path, monkeypatch: pytest
     assert log.log_end_offset == 0
 
 
+def test_a_read_error_takes_the_log_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EIO on read: KAFKA_STORAGE_ERROR for the request (Kafka's KafkaStorageException), not an OSError that would
+    close the client's connection."""
+    log = open_log(tmp_path)
+    log.append_as_leader(batch(), 0, 0)
+
+    def failing_disk(fd: int, size: int, offset: int) -> bytes:
+        raise OSError(errno.EIO, "injected: I/O error")
+
+    monkeypatch.setattr(os, "pread", failing_disk)
+    with pytest.raises(KafkaError) as e:
+        log.read(0, 1 << 20, log.log_end_offset)
+    assert e.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert log.offline
+
+
 def test_a_full_disk_refuses_the_append_and_the_log_serves_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,6 +26,7 @@ import bisect
 import logging
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -574,21 +575,31 @@ class PartitionLog:
             )
         if fetch_offset >= max_offset:
             return b""
-        for segment in self._segments[self._segment_index(fetch_offset) :]:
-            if segment.base_offset >= max_offset:
-                break
-            found = segment.find_batch(fetch_offset)
-            if found is not None:
-                position, header = found
-                return segment.read(
-                    position,
-                    header.size,
-                    max_bytes,
-                    max_offset,
-                    min_one_batch=min_one_batch,
-                    sendfile=sendfile,
-                )
+        with self._reading():
+            for segment in self._segments[self._segment_index(fetch_offset) :]:
+                if segment.base_offset >= max_offset:
+                    break
+                found = segment.find_batch(fetch_offset)
+                if found is not None:
+                    position, header = found
+                    return segment.read(
+                        position,
+                        header.size,
+                        max_bytes,
+                        max_offset,
+                        min_one_batch=min_one_batch,
+                        sendfile=sendfile,
+                    )
         return b""
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read that fails (EIO) takes the log offline, as a failed write does: the request gets
+        KAFKA_STORAGE_ERROR (Kafka's KafkaStorageException), never a dropped connection."""
+        try:
+            yield
+        except OSError as e:
+            raise self._go_offline(e) from e
 
     def bytes_available(self, fetch_offset: int, max_offset: int) -> int:
         """How many bytes of whole batches lie between fetch_offset and max_offset (exclusive), from the segments'
@@ -616,8 +627,12 @@ class PartitionLog:
         >= `timestamp`, or None if there is none below max_offset (default: the high watermark).
         """
         self._check_usable()
-        if max_offset is None:
-            max_offset = self.high_watermark
+        with self._reading():
+            return self._offset_for_timestamp(
+                timestamp, self.high_watermark if max_offset is None else max_offset
+            )
+
+    def _offset_for_timestamp(self, timestamp: int, max_offset: int) -> tuple[int, int] | None:
         for segment in self._segments:
             if segment.max_timestamp < timestamp or segment.next_offset <= self._log_start_offset:
                 continue
@@ -667,13 +682,14 @@ class PartitionLog:
                 best = segment
         if best is None:
             return None
-        found = best.find_batch(best.offset_of_max_timestamp)
-        if found is None:
-            return None
-        position, header = found
-        return self._first_record_at_or_after(
-            best.read_batch(position, header.size), best.max_timestamp, max_offset
-        )
+        with self._reading():
+            found = best.find_batch(best.offset_of_max_timestamp)
+            if found is None:
+                return None
+            position, header = found
+            return self._first_record_at_or_after(
+                best.read_batch(position, header.size), best.max_timestamp, max_offset
+            )
 
     # ---- truncation and retention ---------------------------------------------------------------------------------
 
