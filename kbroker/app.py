@@ -41,7 +41,7 @@ from kbroker.log.log_manager import LogManager
 from kbroker.log.partition_log import PartitionLog
 from kbroker.metadata.api import MetadataService
 from kbroker.metadata.local import LocalMetadata
-from kbroker.metadata.meta_properties import read_or_create_cluster_id
+from kbroker.metadata.meta_properties import META_PROPERTIES, read_or_create_cluster_id
 from kbroker.monitoring.admin_listener import (
     AdminApp,
     Readiness,
@@ -301,6 +301,7 @@ def _metadata_for(config: BrokerConfig, ports: dict[str, int], connect: Connecto
         a.name: (a.host or "127.0.0.1", a.port or ports[a.name]) for a in config.advertised_listeners
     }
     host, advertised_port = endpoints[config.inter_broker_listener_name]
+    new_log_dir = not (config.data_dir / META_PROPERTIES).exists()
     cluster_id = read_or_create_cluster_id(config.data_dir, config.node_id)
     if not config.cluster_mode:
         return LocalMetadata(config, cluster_id, host, advertised_port, endpoints)
@@ -308,7 +309,9 @@ def _metadata_for(config: BrokerConfig, ports: dict[str, int], connect: Connecto
         raise ConfigError(
             "a cluster node needs fixed listener ports: other nodes and clients connect to them"
         )
-    return EtcdMetadata(config, cluster_id, host, advertised_port, endpoints, connect=connect)
+    return EtcdMetadata(
+        config, cluster_id, host, advertised_port, endpoints, connect=connect, new_log_dir=new_log_dir
+    )
 
 
 def _assemble(

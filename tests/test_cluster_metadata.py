@@ -8,6 +8,7 @@ from typing import TypedDict
 
 import pytest
 
+from kbroker.cluster.controller import Controller
 from kbroker.cluster.metadata import (
     FencedLeaderEpoch,
     IneligibleReplica,
@@ -28,6 +29,7 @@ from kbroker.metadata.image import (
     NO_LEADER,
     BrokerRegistration,
     ControllerRecord,
+    MetadataImage,
     PartitionState,
     TopicMetadata,
 )
@@ -107,6 +109,50 @@ def test_leader_offline_keeps_last_isr_and_fences() -> None:
     assert back is not None
     assert back.leader == 1
     assert back.leader_epoch == 7
+
+
+def test_leader_offline_drops_brokers_back_on_an_empty_disk() -> None:
+    before = state(1, (1, 2))
+    after = leader_offline(before, lost={2})
+    assert (after.leader, after.isr, after.leader_epoch) == (NO_LEADER, (1,), 6)
+    again = leader_offline(after, lost={1})
+    assert (again.isr, again.leader_epoch) == ((), 6)  # already offline: an ISR change only
+    assert leader_offline(again, lost={1}) is again  # nothing to do: no write
+
+
+def image_of(brokers: dict[int, BrokerRegistration], state: PartitionState, revision: int) -> MetadataImage:
+    topic = TopicMetadata("t", uuid.uuid4(), 1, 3)
+    return MetadataImage(
+        revision=revision + 10,
+        brokers=brokers,
+        controller=None,
+        topics={"t": topic},
+        topic_revisions={"t": 1},
+        partitions={"t": {0: state}},
+        partition_revisions={"t": {0: revision}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("new_log_dir", "leader", "isr"),
+    [(False, 1, (1,)), (True, NO_LEADER, (2,))],
+    ids=["restarted with its log: elected", "back on an empty disk: not elected, out of the ISR"],
+)
+def test_controller_never_elects_an_isr_member_back_on_an_empty_disk(
+    new_log_dir: bool, leader: int, isr: tuple[int, ...]
+) -> None:
+    """The leader (2) is dead; ISR member 1 restarted since the state was written (broker epoch 100 > revision 50).
+    With its log it is elected (the fallback to restarted ISR members); on a new log directory it is not, and it
+    leaves the ISR so that no later state can pass it off as in sync."""
+    before = PartitionState(2, 5, (2, 1), (2, 1, 3), 10)
+    brokers = {1: BrokerRegistration(1, "h", 1, broker_epoch=100, new_log_dir=new_log_dir)}
+    after = Controller.next_state(image_of(brokers, before, 50), before, 50, unclean=False)
+    assert after is not None
+    assert (after.leader, after.isr) == (leader, isr)
+    # Unclean election may still take it (the topic accepted losing data).
+    unclean = Controller.next_state(image_of(brokers, before, 50), before, 50, unclean=True)
+    assert unclean is not None
+    assert unclean.leader == 1
 
 
 def test_remove_from_isr() -> None:
@@ -299,6 +345,9 @@ def test_key_layout() -> None:
 def test_json_round_trips() -> None:
     broker = BrokerRegistration(2, "127.0.0.1", 9092, None, 17)
     assert BrokerRegistration.from_json(broker.to_json(), 17) == broker
+    assert b"new_log_dir" not in broker.to_json()
+    fresh = BrokerRegistration(2, "127.0.0.1", 9092, None, 17, new_log_dir=True)
+    assert BrokerRegistration.from_json(fresh.to_json(), 17) == fresh
     topic = TopicMetadata("t", uuid.uuid4(), 3, 2, {"unclean.leader.election.enable": "true"})
     assert TopicMetadata.from_json("t", topic.to_json()) == topic
     assert topic.unclean_leader_election()

@@ -10,9 +10,10 @@ What is due, per partition (state last written at etcd revision ``rev``):
   since the state was written, so it may have lost what the state says it had, as Kafka's controller treats a
   changed broker epoch);
 - a failed leader (or no leader) is replaced by elect_leader: first from the ISR members that have not
-  failed; failing that from the ISR members that restarted (their logs survived); failing that, only if the
+  failed; failing that from the ISR members that restarted with their logs (not those that came back on a new,
+  empty log directory: a replaced or wiped disk, which their registration says); failing that, only if the
   topic allows unclean election, from any live replica; otherwise the partition goes offline (leader -1) and
-  keeps its last ISR, so that the first of those to come back is elected cleanly;
+  keeps its last ISR, so that the first of those to come back with its log is elected cleanly;
 - failed followers leave the ISR; returning brokers are not added back (the leader does that, through
   AlterPartition, once they have caught up);
 - a broker in controlled shutdown (SIGTERM: its registration says so) may not lead or stay in an ISR: each of its
@@ -227,16 +228,19 @@ class Controller:
         unchanged = snapshot.brokers_registered_before(revision)
         eligible = unchanged & snapshot.eligible_brokers()
         if state.leader == NO_LEADER or state.leader not in unchanged:
+            # An ISR member back on an empty disk would lead with an empty log, and its followers would truncate
+            # everything the ISR acknowledged to match it.
+            lost = snapshot.brokers_with_new_log_dirs_since(revision)
             elected = (
                 elect_leader(state, eligible, False)
                 or elect_leader(state, unchanged, False)
-                or elect_leader(state, live, unclean)
+                or elect_leader(state, live - lost, unclean)
+                or (elect_leader(state, live, True) if unclean else None)
             )
             if elected is not None:
                 return complete_reassignment(elected, eligible) or elected
-            if state.leader == NO_LEADER:
-                return None
-            return leader_offline(state)
+            offline = leader_offline(state, lost)
+            return None if offline is state else offline
         if state.leader not in eligible:
             # Controlled shutdown: another in-sync replica takes over (the ISR then leaves the stopping broker out).
             others = [b for b in state.isr if b != state.leader and b in eligible]

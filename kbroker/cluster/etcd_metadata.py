@@ -28,6 +28,7 @@ from kbroker.cluster.metadata import cancel_reassignment, elect_preferred, elect
 from kbroker.cluster.store import BrokerIdInUse, LeaseExpired, MetadataStore
 from kbroker.common import KafkaError, StartupError, TopicPartition
 from kbroker.config import BrokerConfig
+from kbroker.log.files import fsync_directory, replace_file
 from kbroker.metadata.api import PREFERRED_ELECTION, ConfigChange
 from kbroker.metadata.image import EMPTY_IMAGE, MetadataImage, PartitionState, TopicMetadata
 from kbroker.metadata.meta_properties import write_meta_properties
@@ -47,6 +48,11 @@ from protocol.primitives import ZERO_UUID
 log = logging.getLogger(__name__)
 
 PRODUCER_ID_BLOCK_SIZE = 1000
+# Present while this node's data directory is new (created empty, under a node id the cluster may know from before: a
+# replaced or wiped disk) and some partition state written before it registered still names it in an ISR. It
+# registers with `new_log_dir` then, so that the controller never elects it from those ISRs (its log is gone). The
+# file makes that survive a restart before the controller has acted.
+NEW_LOG_DIR_MARKER = "new-log-dir"
 # How long CreateTopics / DeleteTopics wait for the controller and this node's metadata to reflect the change.
 TOPIC_CHANGE_WAIT_S = 10.0
 REJOIN_BACKOFF_S = 1.0
@@ -80,11 +86,17 @@ class EtcdMetadata(ImagePublisher):
         endpoints: Mapping[str, tuple[str, int]] | None = None,
         *,
         connect: Connector = plaintext_connector,
+        new_log_dir: bool = False,
     ) -> None:
         """`connect` opens connections to other brokers' inter-broker listeners (TLS and SASL where it needs them):
-        the failure detector watches its peers through them."""
+        the failure detector watches its peers through them. `new_log_dir`: the data directory was created at this
+        start (see NEW_LOG_DIR_MARKER)."""
         self._config = config
         self._connect = connect
+        self._new_log_dir_marker = config.data_dir / NEW_LOG_DIR_MARKER
+        if new_log_dir:
+            replace_file(self._new_log_dir_marker, b"", fsync=True, fsync_dir=True)
+        self._new_log_dir = self._new_log_dir_marker.exists()
         self._endpoints = dict(endpoints or {})
         self._node_id = config.node_id
         self._host, self._port = host, port
@@ -147,6 +159,7 @@ class EtcdMetadata(ImagePublisher):
                             unclean_leader_election_default=self._config.unclean_leader_election_enable,
                             auto_leader_rebalance=self._config.auto_leader_rebalance_enable,
                             leader_imbalance_check_interval_s=self._config.leader_imbalance_check_interval_seconds,
+                            new_log_dir=self._new_log_dir,
                         )
                     )
                     await self._adopt_cluster_id(member)
@@ -181,6 +194,13 @@ class EtcdMetadata(ImagePublisher):
         image = dataclasses.replace(snapshot, cluster_id=self._cluster_id, broker_epoch=broker_epoch)
         if self._detector is not None:
             self._detector.on_metadata(image)
+        if self._new_log_dir and broker_epoch >= 0 and not _stale_isr_memberships(image, self._node_id):
+            # No partition state from before this registration names us in sync any more: from now on our log
+            # directory is an ordinary one, also across restarts.
+            self._new_log_dir_marker.unlink(missing_ok=True)
+            fsync_directory(self._config.data_dir)
+            self._new_log_dir = False
+            log.info("the new log directory holds no stale in-sync memberships any more")
         self._publish(image)
 
     async def _adopt_cluster_id(self, member: ClusterMember) -> None:
@@ -430,6 +450,15 @@ class EtcdMetadata(ImagePublisher):
                     return start
         except EtcdError as exc:
             raise _unavailable(exc) from None
+
+
+def _stale_isr_memberships(image: MetadataImage, node_id: int) -> bool:
+    """Whether a partition state written before this node's registration lists it in the ISR."""
+    return any(
+        node_id in state.isr and image.partition_revision(topic, p) < image.broker_epoch
+        for topic, states in image.partitions.items()
+        for p, state in states.items()
+    )
 
 
 async def _end_session(store: MetadataStore, node_id: int, broker_epoch: int) -> None:

@@ -34,6 +34,7 @@ async def run_cluster_member(
     unclean_leader_election_default: bool = False,
     auto_leader_rebalance: bool = False,
     leader_imbalance_check_interval_s: float = 300.0,
+    new_log_dir: bool = False,
     task_status: trio.TaskStatus[ClusterMember] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """``member = await nursery.start(run_cluster_member, url, node_id, host, port)``.
@@ -47,7 +48,9 @@ async def run_cluster_member(
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(store.run)
-            registration = BrokerRegistration(node_id, host, port, rack, endpoints=dict(endpoints or {}))
+            registration = BrokerRegistration(
+                node_id, host, port, rack, endpoints=dict(endpoints or {}), new_log_dir=new_log_dir
+            )
             registered: BrokerRegistration = await nursery.start(
                 partial(store.register_broker, registration, ttl=session_timeout)
             )

@@ -193,10 +193,16 @@ def elect_leader(
     return None
 
 
-def leader_offline(state: PartitionState) -> PartitionState:
+def leader_offline(state: PartitionState, lost: Collection[int] = ()) -> PartitionState:
     """No eligible leader: leader becomes NO_LEADER (bumping leader_epoch to fence the old one). The ISR is kept
-    as the last known set of in-sync replicas, so the first of them to come back can be elected cleanly."""
-    return _changed(state, leader=NO_LEADER, leader_epoch=state.leader_epoch + 1)
+    as the last known set of in-sync replicas, so the first of them to come back can be elected cleanly, except
+    the `lost` ones: back on an empty log directory, they no longer have what made them in sync (and keeping them
+    would let a later state, written after their return, pass them off as in sync). The ISR may end up empty: then
+    only an unclean election can give the partition a leader, its data being gone."""
+    isr = tuple(b for b in state.isr if b not in lost)
+    if state.leader == NO_LEADER:
+        return state if isr == state.isr else _changed(state, isr=isr)
+    return _changed(state, leader=NO_LEADER, leader_epoch=state.leader_epoch + 1, isr=isr)
 
 
 def remove_from_isr(state: PartitionState, brokers: Collection[int]) -> PartitionState:

@@ -43,6 +43,10 @@ class BrokerRegistration:
     in_controlled_shutdown: bool = False
     """The broker is stopping (SIGTERM): the controller moves its leaderships away and takes it out of every ISR
     (as KRaft's controller does for a broker whose heartbeat asks to shut down)."""
+    new_log_dir: bool = False
+    """This incarnation started on a new, empty log directory (a replaced or wiped disk): whatever partition states
+    written before it registered say it had, it does not have (kbroker/cluster/controller.py never elects it from
+    them)."""
 
     def endpoint(self, listener: str) -> tuple[str, int] | None:
         """Where a client of `listener` reaches this broker; None if it has no such listener (Kafka then leaves
@@ -61,6 +65,8 @@ class BrokerRegistration:
         }
         if self.in_controlled_shutdown:
             obj["controlled_shutdown"] = True
+        if self.new_log_dir:
+            obj["new_log_dir"] = True
         return _dump(obj)
 
     @classmethod
@@ -75,6 +81,7 @@ class BrokerRegistration:
             broker_epoch,
             {str(k): (str(v[0]), int(v[1])) for k, v in dict(obj.get("endpoints", {})).items()},
             bool(obj.get("controlled_shutdown", False)),
+            bool(obj.get("new_log_dir", False)),
         )
 
     @property
@@ -260,6 +267,11 @@ class MetadataImage:
     @property
     def controller_id(self) -> int:
         return self.controller.node_id if self.controller is not None else -1
+
+    def brokers_with_new_log_dirs_since(self, revision: int) -> set[int]:
+        """Live brokers that registered after `revision` on a new, empty log directory: they lost whatever a partition
+        state written at `revision` says they had."""
+        return {b for b, reg in self.brokers.items() if reg.broker_epoch >= revision and reg.new_log_dir}
 
     def brokers_registered_before(self, revision: int) -> set[int]:
         """Live brokers whose current registration is older than `revision`. A broker registered after a partition
