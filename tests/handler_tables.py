@@ -75,6 +75,9 @@ class FixedClock:
     def now_ms(self) -> int:
         return NOW_MS
 
+    def monotonic_ms(self) -> int:
+        return 0
+
 
 def kafka_differs(reason: str) -> pytest.MarkDecorator:
     """The mark of a row that states Kafka's answer where kbroker answers otherwise ("kbroker answers X, Kafka Y")."""

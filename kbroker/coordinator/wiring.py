@@ -29,7 +29,7 @@ from typing import Protocol
 
 import trio
 
-from kbroker.clock import Clock
+from kbroker.clock import Clock, SteadyClock
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from kbroker.coordinator.records import Record
@@ -196,8 +196,10 @@ class GroupService:
         # No partition is ours until it is loaded: until then its groups get NOT_COORDINATOR, never an empty state.
         self.coordinator = GroupCoordinator(config, owned_partitions=())
         self.writer = ReplicatedOffsetsWriter(replicas)
+        # Session, rebalance, offset-expiry and transaction timeouts are durations: a step of the system clock must
+        # not move them.
         self.runtime = CoordinatorRuntime(
-            self.coordinator, self.writer, clock=clock.now_ms, txn_writer=self.writer
+            self.coordinator, self.writer, clock=SteadyClock(clock).now_ms, txn_writer=self.writer
         )
         self._nursery: trio.Nursery | None = None
         self._started = False

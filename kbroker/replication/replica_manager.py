@@ -36,7 +36,7 @@ from pathlib import Path
 
 import trio
 
-from kbroker.clock import Clock
+from kbroker.clock import Clock, SteadyClock
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import replace_file
@@ -169,6 +169,8 @@ class ReplicaManager:
         self.committer = committer
         self.metadata = metadata
         self.clock = clock
+        self.lag_clock = SteadyClock(clock)
+        """For ISR lag and follower fetch times (durations): a step of the system clock must not move them."""
         self.default_log_config = default_log_config
         self.settings = settings
         self.purgatory = purgatory or Purgatory()
@@ -224,7 +226,7 @@ class ReplicaManager:
 
     def apply_metadata(self, image: MetadataImage) -> None:
         previous, self.image = self.image, image
-        now = self.clock.now_ms()
+        now = self.lag_clock.now_ms()
         self._drop_deleted_topics(previous, image)
         changes: list[str] = []
         defaults_changed = self._apply_dynamic_configs(image)
@@ -636,7 +638,7 @@ class ReplicaManager:
         """One read of every partition, within Kafka's size limits (KIP-74): each partition gets at most its
         partition_max_bytes and the response at most max_bytes, except that the first batch of the first partition
         with data comes whole even if it is larger than both, so a consumer can always make progress."""
-        now = self.clock.now_ms()
+        now = self.lag_clock.now_ms()
         budget = params.max_bytes
         min_one_batch = True
         total = 0
@@ -684,7 +686,7 @@ class ReplicaManager:
         """Whether a parked fetch should be answered now: min_bytes are available, or a partition changed so that
         its answer is now an error. Reads no data (sizes come from the segments' indexes)."""
         available = 0
-        now = self.clock.now_ms()
+        now = self.lag_clock.now_ms()  # the leader quota's time, as in _read
         for request in params.partitions:
             partition = self.partitions.get(request.tp)
             if partition is None:
@@ -820,7 +822,7 @@ class ReplicaManager:
             with trio.move_on_after(interval):
                 await self._isr_wakeup.wait()
             self._isr_wakeup = trio.Event()
-            now = self.clock.now_ms()
+            now = self.lag_clock.now_ms()
             # KIP-841: only brokers that are live and not shutting down may join an ISR.
             live = self.image.eligible_brokers()
             proposals: list[tuple[Partition, tuple[int, ...]]] = []
@@ -860,7 +862,7 @@ class ReplicaManager:
             if self._isr_refused.get(tp) != new_isr:
                 log.info("ISR change of %s to %s not made: %s", tp, list(new_isr), exc)
                 self._isr_refused[tp] = new_isr
-            self._isr_retry_at[tp] = self.clock.now_ms() + ISR_RETRY_MS
+            self._isr_retry_at[tp] = self.lag_clock.now_ms() + ISR_RETRY_MS
             return
         finally:
             if leader.pending_isr is new_isr:
@@ -873,7 +875,7 @@ class ReplicaManager:
         # The metadata may have delivered this state already; then this changes nothing.
         before = leader.isr
         if leader.update_partition_state(
-            state.isr, state.replicas, state.partition_epoch, self.clock.now_ms()
+            state.isr, state.replicas, state.partition_epoch, self.lag_clock.now_ms()
         ):
             partition.partition_epoch = state.partition_epoch
         self._count_isr_change(before, leader.isr)
