@@ -19,6 +19,7 @@ from kbroker.testing.history import (
     LOST,
     NON_MONOTONIC,
     OFFSET_REGRESSION,
+    UNKNOWN_OFFSET,
     WRONG_OFFSET,
     Ack,
     Commit,
@@ -51,6 +52,13 @@ def clean() -> tuple[list[Ack], list[LogRecord]]:
 
 def kinds(acks: list[Ack], log: list[LogRecord], start_offset: int | None = None) -> list[str]:
     return sorted(a.kind for a in check(acks, log, start_offset=start_offset).anomalies)
+
+
+def test_an_ack_without_an_offset_is_checked_for_presence_only() -> None:
+    """librdkafka may report an idempotent batch delivered without its offset: it must be in the log, anywhere."""
+    acks, log = clean()
+    assert kinds([*acks, Ack("t", 0, UNKNOWN_OFFSET, b"a-3")], log, start_offset=0) == []
+    assert kinds([*acks, Ack("t", 0, UNKNOWN_OFFSET, b"never")], log, start_offset=0) == [LOST]
 
 
 def test_a_clean_history_is_valid() -> None:

@@ -86,9 +86,15 @@ ACKS_SOURCE = "acks"
 Position = tuple[str, int, int]  # topic, partition, offset
 
 
+UNKNOWN_OFFSET = -1
+"""The offset of an Ack whose producer was told the write succeeded but not where: librdkafka reports an idempotent
+batch so when a retry of it was answered as a duplicate whose offset it could not learn. Such a value must still be
+in the log exactly once; only its offset is not checked."""
+
+
 @dataclass(frozen=True, slots=True)
 class Ack:
-    """A producer was told `value` is written at `offset` of `topic`-`partition`."""
+    """A producer was told `value` is written at `offset` of `topic`-`partition` (UNKNOWN_OFFSET: somewhere in it)."""
 
     topic: str
     partition: int
@@ -372,6 +378,8 @@ def _inconsistent_offsets(acks: list[Ack], log: list[LogRecord]) -> list[Anomaly
     """Every observation of a position (acknowledgements and every source) must agree on its value."""
     values: dict[Position, dict[bytes, list[str]]] = defaultdict(lambda: defaultdict(list))
     for ack in acks:
+        if ack.offset == UNKNOWN_OFFSET:
+            continue
         seen_by = values[(ack.topic, ack.partition, ack.offset)][ack.value]
         if ACKS_SOURCE not in seen_by:
             seen_by.append(ACKS_SOURCE)
@@ -422,7 +430,9 @@ def _acknowledged_anomalies(
             where = (ack.topic, ack.partition, ack.offset)
             present = positions.get(ack.value, [])
             if not present:
-                if ack.offset >= end[tp]:
+                if ack.offset == UNKNOWN_OFFSET:
+                    why = "not at any offset (acknowledged without one)"
+                elif ack.offset >= end[tp]:
                     why = f"beyond the end of the log read (next offset {end[tp]})"
                 elif where in at:
                     why = f"the offset holds {show(at[where])}"
@@ -434,7 +444,7 @@ def _acknowledged_anomalies(
                         f"[{source}] acknowledged{_by(ack)}, not read: {why}",
                     )
                 )  # fmt: skip
-            elif where not in present:
+            elif ack.offset != UNKNOWN_OFFSET and where not in present:
                 elsewhere = ", ".join(f"{t}-{p}@{o}" for t, p, o in present)
                 found.append(
                     Anomaly(
