@@ -381,3 +381,27 @@ def test_unknown_codec() -> None:
         compression.decompress(5, b"")
     with pytest.raises(compression.CompressionError):
         compression.compress(7, b"")
+
+
+# ---- decompression bombs ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("codec", [compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD])
+def test_decompression_is_capped(codec: int) -> None:
+    """Whatever the codec, output beyond the limit is refused, output up to it comes back whole."""
+    zeros = bytes(2 << 20)
+    packed = compression.compress(codec, zeros)
+    assert compression.decompress(codec, packed, limit=len(zeros)) == zeros
+    with pytest.raises(compression.CompressionError, match="decompress to more than"):
+        compression.decompress(codec, packed, limit=len(zeros) - 1)
+
+
+def test_a_zstd_bomb_in_a_batch_is_corrupt_not_allocated() -> None:
+    """300 MB of zeros as a zstd batch of a few kilobytes: decode_records refuses it at the 128 MiB cap."""
+    bomb = compression.compress(compression.ZSTD, bytes(300 << 20))
+    assert len(bomb) < 100_000
+    batch = build_batch([Record(0, 0, b"k", b"v")], compression=compression.ZSTD)
+    records = bytearray(batch[:RECORD_BATCH_OVERHEAD]) + bomb
+    struct.pack_into(">i", records, 8, len(records) - 12)  # batch length
+    with pytest.raises(CorruptRecordError, match="decompress to more than"):
+        decode_records(RecordBatch(records))
