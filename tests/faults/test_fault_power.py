@@ -115,6 +115,7 @@ def test_acks_all_survives_power_loss_of_one_node_and_of_all(
     judge(cluster, TOPIC, PARTITIONS, outcome, tmp_path)
 
 
+@pytest.mark.long_faults  # ~30 s; the cluster scenario above covers power loss in .ci/run
 @pytest.mark.timeout(180)
 def test_single_node_power_loss(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """A single broker (a cluster of one) on a PowerFS, cut three times under load: acks=all loses nothing (it was

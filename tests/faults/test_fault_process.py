@@ -32,6 +32,7 @@ def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Cluster]
         yield c
 
 
+@pytest.mark.long_faults  # ~45 s; the soak (tests/faults/soak.py) injects each of these faults at random too
 def test_pauses_rolling_restarts_and_the_whole_cluster_killed(cluster: Cluster, tmp_path: Path) -> None:
     cluster.create_topic(TOPIC, PARTITIONS, 3, {"min.insync.replicas": "2"})
     writer = Writer(cluster.bootstrap, TOPIC, PARTITIONS).start()
