@@ -210,6 +210,7 @@ class Totals:
     anomalies: Counter[str] = field(default_factory=Counter)
     failed_deliveries: int = 0
     unknown_offsets: int = 0
+    reader_stalls: int = 0
 
     @property
     def operations(self) -> int:
@@ -231,7 +232,8 @@ class Totals:
             "  faults: " + ", ".join(f"{name} {n}" for name, n in sorted(self.faults.items())),
             "  anomalies: " + ", ".join(f"{kind} {self.anomalies[kind]}" for kind in KINDS),
             f"  deliveries reported failed: {self.failed_deliveries}; reported delivered without an offset (checked"
-            f" for presence only): {self.unknown_offsets}",
+            f" for presence only): {self.unknown_offsets}; group readers that never closed (librdkafka lost its"
+            f" coordinator): {self.reader_stalls}",
         ]
         lines += [f"  FAILED round: {why}" for why in self.failed_rounds]
         return "\n".join(lines)
@@ -265,6 +267,7 @@ def run_round(where: Path, seconds: float, rng: random.Random, rate: float, tota
             reader.stop()
         totals.failed_deliveries += len(writer.failed) + unflushed
         totals.unknown_offsets += writer.unknown_offsets
+        totals.reader_stalls += reader.hung
         verdict = judge(
             cluster,
             TOPIC,
