@@ -475,8 +475,10 @@ class PowerFS:
                 subprocess.run(["fusermount3", "-uz", str(self.mountpoint)], capture_output=True, timeout=30)
         process = self.process
         if process is not None and process.poll() is None:
+            # Unmounted, it would still serve its control socket: stop it rather than wait for it.
+            process.terminate()
             try:
-                process.wait(10)
+                process.wait(5)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(10)

@@ -191,6 +191,7 @@ class GroupReader:
             }
         )
         self.hung = False
+        self._commit_in_flight = False
         """The consumer did not close within READER_CLOSE_BOUND_S (left to its thread)."""
         self.reads: list[Read] = []
         self.commits: list[Commit] = []
@@ -229,16 +230,20 @@ class GroupReader:
         """Commit what was processed, asynchronously: librdkafka can lose its group coordinator for good after every
         broker went down at once (a known class of its bugs, e.g. confluentinc/librdkafka#3847), and a synchronous
         commit then never returns. The outcome comes to _on_commit, from consume()."""
+        if self._commit_in_flight:
+            return  # one at a time: librdkafka may retry an older commit after a newer one, moving the offset back
         with self._lock:
             pending = [ConfluentTopicPartition(self.topic, p, end) for p, end in self._processed_end.items()]
         if not pending:
             return
         try:
             self.consumer.commit(offsets=pending, asynchronous=True)
+            self._commit_in_flight = True
         except KafkaException as error:
             self.commit_errors.append(str(error))
 
     def _on_commit(self, error: KafkaError | None, partitions: list[ConfluentTopicPartition]) -> None:
+        self._commit_in_flight = False
         if error is not None:
             self.commit_errors.append(str(error))
             return
