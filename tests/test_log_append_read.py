@@ -305,3 +305,25 @@ def test_stored_batches_are_unchanged_apart_from_offset_and_epoch(tmp_path: Path
     stored = log.read(0, 1)
     assert stored[16:] == original[16:], "magic, CRC and everything under it are as sent"
     assert RecordBatch(stored).partition_leader_epoch == 2
+
+
+def test_an_epoch_lost_to_a_power_cut_is_rebuilt_from_the_log(tmp_path: Path) -> None:
+    """An empty log's first epoch is recorded without fsync; the records appended at it are fsynced later. A power
+    cut can keep the records and lose the entry (the checkpoint file, or its newest version): recovery takes the
+    epochs back from the batches, or a follower could not truncate where it diverges from its leader."""
+    log = open_log(tmp_path)
+    log.leader_epoch_cache.assign(0, 0, durable=False)
+    log.append_as_leader(batch(2), leader_epoch=0, now_ms=0)
+    log.close()
+    checkpoint = log.directory / "leader-epoch-checkpoint"
+    checkpoint.unlink()  # the power cut
+    assert open_log(tmp_path).leader_epoch_cache.entries == [(0, 0)]
+    # The same for a newer epoch lost while the file kept an older one.
+    log = open_log(tmp_path)
+    log.leader_epoch_cache.assign(3, log.log_end_offset)
+    kept = checkpoint.read_bytes()
+    log.append_as_leader(batch(2), leader_epoch=3, now_ms=0)
+    log.append_as_leader(batch(1), leader_epoch=5, now_ms=0)
+    log.close()
+    checkpoint.write_bytes(kept)
+    assert open_log(tmp_path).leader_epoch_cache.entries == [(0, 0), (3, 2), (5, 4)]

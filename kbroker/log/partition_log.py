@@ -33,7 +33,7 @@ from pathlib import Path
 from kbroker.common import CodedError, KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory, out_of_space, replace_file
-from kbroker.log.leader_epoch import LeaderEpochCache
+from kbroker.log.leader_epoch import UNDEFINED_EPOCH, LeaderEpochCache
 from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, LOG_START_OFFSET_FILE, load_segments
 from kbroker.log.producer_state import (
     ProducerStateManager,
@@ -157,13 +157,25 @@ class PartitionLog:
         log = cls(directory, config, loaded.segments, loaded.log_start_offset, loaded.leader_epoch_cache)
         log._cleaner_checkpoint = loaded.cleaner_checkpoint
         cache = loaded.leader_epoch_cache
-        if loaded.rebuild_leader_epochs:
+        if loaded.rebuild_leader_epochs or log._last_epoch() > cache.latest_epoch:
+            # An unreadable checkpoint, or one that lacks the epoch of the last batch: a power cut took an entry that
+            # was written without fsync (an empty log's, see Partition.make_leader) while records appended at that
+            # epoch and fsynced later survived. Without it a follower could not find where it diverges from its
+            # leader (OffsetForLeaderEpoch) and would keep records the leader never had.
             for _, _, header in log._headers_from(log.log_start_offset):
                 cache.assign(header.partition_leader_epoch, header.base_offset)
         cache.truncate_from_end(log.log_end_offset)
         cache.truncate_from_start(log.log_start_offset)
         log._load_producer_state(rebuild_txn_indexes=loaded.recovered)
         return log
+
+    def _last_epoch(self) -> int:
+        """The leader epoch of the log's last batch (UNDEFINED_EPOCH for an empty log)."""
+        for segment in reversed(self._segments):
+            if segment.next_offset > max(segment.base_offset, self._log_start_offset):
+                found = segment.find_batch(segment.next_offset - 1)
+                return found[1].partition_leader_epoch if found is not None else UNDEFINED_EPOCH
+        return UNDEFINED_EPOCH
 
     def _load_producer_state(self, rebuild_txn_indexes: list[LogSegment] | None = None) -> None:
         """Producer state from the newest snapshot and the batches after it. Segments in `rebuild_txn_indexes`
