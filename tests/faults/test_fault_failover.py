@@ -12,7 +12,9 @@ acknowledgement of the first probe *sent after* the kill:
 - the others: the dead node must leave their ISRs before the high watermark can move (within 0.5 s).
 
 Without kbroker/cluster/failure_detector.py both wait for the registration to lapse, 6 to 9 s after the kill. Run
-with -s to see the figures; docs/reliability.md has them. The long variant (`long_faults`) kills 15 times.
+with -s to see the figures; docs/reliability.md has them. The CI variant kills 3 times and fails only if a partition
+waited anywhere near the session timeout; the long variant (`long_faults`) kills 15 times and also holds the medians
+to the targets.
 """
 
 from __future__ import annotations
@@ -193,7 +195,10 @@ def run_kills(cluster: Cluster, kills: int, tmp_path: Path) -> list[Kill]:
     return results
 
 
-def report_and_check(results: list[Kill]) -> None:
+def report_and_check(results: list[Kill], targets: bool) -> None:
+    """Print the figures; fail if a partition waited for anything like the session timeout (the fast path did not
+    work). With `targets`, the measuring run (long_faults) also holds the medians to issue 13's targets: those are
+    figures for docs/reliability.md, not something a CI run sharing two cores with another worker can promise."""
     led = [s for k in results for s in k.led.values()]
     others = [s for k in results for s in k.others.values()]
     print(
@@ -201,21 +206,22 @@ def report_and_check(results: list[Kill]) -> None:
         f"worst {max(led):.2f} s ({len(led)} samples); the other partitions: median "
         f"{statistics.median(others):.3f} s, worst {max(others):.3f} s ({len(others)} samples)"
     )
-    assert statistics.median(led) <= LED_TARGET_S, led
-    assert statistics.median(others) <= OTHERS_TARGET_S, others
     assert max(led) < WORST_BOUND_S, led
     assert max(others) < WORST_BOUND_S, others
+    if targets:
+        assert statistics.median(led) <= LED_TARGET_S, led
+        assert statistics.median(others) <= OTHERS_TARGET_S, others
 
 
 @pytest.mark.timeout(300)
 def test_produce_resumes_quickly_after_kill_9(cluster: Cluster, tmp_path: Path) -> None:
-    report_and_check(run_kills(cluster, 3, tmp_path))
+    report_and_check(run_kills(cluster, 3, tmp_path), targets=False)
 
 
 @pytest.mark.long_faults
 @pytest.mark.timeout(1200)
 def test_produce_resumes_quickly_after_kill_9_many_times(cluster: Cluster, tmp_path: Path) -> None:
-    report_and_check(run_kills(cluster, 15, tmp_path))
+    report_and_check(run_kills(cluster, 15, tmp_path), targets=True)
 
 
 @pytest.mark.timeout(120)
