@@ -1,5 +1,5 @@
-"""Failing disks: node 3's data directory on a PowerFS (tests/faults/powerfs.py) that injects EIO into its fsyncs and
-reads, and damages stored batches (a flipped bit, a torn sector in the middle of a segment).
+"""Failing disks: node 3's data directory on a PowerFS (tests/faults/powerfs.py) that injects EIO into its writes,
+fsyncs and reads, and damages stored batches (a flipped bit, a torn sector in the middle of a segment).
 
 Expected (Kafka's behaviour where it applies):
 - a failed fsync or write takes that log offline (never retried: after a failed fsync the kernel may have dropped the
@@ -109,6 +109,21 @@ def test_failing_fsyncs_reads_and_damaged_batches(
         cluster.restart(SICK)
         wait_for_full_isrs(cluster)
         writer.wait_for_progress(100)
+
+        # 3b. A write fails (EIO, not a full disk) on a partition it follows: that log goes offline as for a failed
+        # fsync, the leader drops it; the restart of step 4 brings it back.
+        partitions = cluster.describe([TOPIC]).topics[TOPIC].partitions
+        written = next(p.partition for p in partitions if p.leader != SICK)
+        offline = f"{TOPIC}-{written}: disk error, taking the log offline"
+        before = cluster.node(SICK).log_text().count(offline)  # the node's log may hold step 1's line
+        disk.fail("write", "EIO", partition_path(written))
+        cluster.wait_until(
+            lambda d: SICK not in d.topics[TOPIC].partitions[written].isr,
+            "the leader to drop the node whose write failed",
+        )
+        assert cluster.node(SICK).log_text().count(offline) == before + 1
+        writer.wait_for_progress(100)
+        disk.heal()
 
         # 4. Damage at rest: a bit flipped in one batch, eight bytes overwritten in another, mid-segment, on a node
         # that crashed. Recovery checks the CRC of every batch it does not trust (those of a segment sealed and
