@@ -1,8 +1,9 @@
-"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 2 --dist loadgroup`).
+"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 3 --dist loadgroup`).
 
-Most of the suite waits on other processes (JVMs starting, brokers electing leaders, clients timing out), so two
-workers roughly halve its wall time on two cores. Each module is one xdist group, so a module runs whole on one
-worker and its module-scoped fixtures and ordering hold as they do without xdist; the fault suite, whose scenarios
+Most of the suite waits on other processes (JVMs starting, brokers electing leaders, clients timing out): in one
+process it kept CI's two cores about a third busy, with two workers two thirds (23 minutes); three keep them busy.
+Each module is one xdist group, so a module runs whole on one worker and its module-scoped fixtures and ordering
+hold as they do without xdist; the fault suite, whose scenarios
 share network namespace names and addresses (tests/faults/), is one group across its files. Session-scoped fixtures
 (Apache Kafka, the 3-node kbroker cluster, Spark) start once per worker that needs them.
 

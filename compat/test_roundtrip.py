@@ -7,10 +7,10 @@ the end offsets. The check: every record exactly once, offsets dense from 0 in e
 order per partition, and key, value, headers and timestamp equal to what was sent (for what the client can
 express: see each adapter's record_options).
 
-Counts: 100,000 records for one codec per client (chosen so each codec gets one 100k run from some client)
-and 10,000 for the other codecs; franz-go, the sixth client, runs 10,000 for every codec. 100k x 5 codecs x 6
-clients would take most of an hour on CI's 2 cores, where pure-Python kafka-python moves roughly 20k records/s;
-10k still makes many batches per partition.
+Counts: 50,000 records for one codec per client (chosen so each codec gets one 50k run from some client)
+and 10,000 for the other codecs; franz-go, the sixth client, runs 10,000 for every codec. 50k x 5 codecs x 6
+clients would take most of half an hour on CI's 2 cores, where pure-Python kafka-python moves roughly 20k
+records/s; 10k still makes many batches per partition. The targets are kbroker and Apache Kafka 3.9.2.
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ from compat.records import check_round_trip, make_records
 from compat.target import Target
 
 PARTITIONS = 8
-FULL_COUNT = 100_000
+FULL_COUNT = 50_000
 SMALL_COUNT = 10_000
-# The codec that gets the 100k run, per client (None: 10k for every codec).
+# The codec that gets the 50k run, per client (None: 10k for every codec).
 FULL_CODEC: dict[str, str | None] = {
     "kafka-python": "zstd",
     "kafka-python-2.0.2": "gzip",
     "confluent-kafka": "lz4",
     "kcat": "snappy",
     "java": "none",
-    # Every codec has its 100k run above; franz-go adds its own batches and compressors at 10k, cheaply.
+    # Every codec has its 50k run above; franz-go adds its own batches and compressors at 10k, cheaply.
     "franz-go": None,
 }
 
@@ -62,7 +62,10 @@ def make_client(name: str, request: pytest.FixtureRequest) -> Client:
     raise ValueError(name)
 
 
+# The reference is Apache Kafka 3.9.2, the release the codec targets; 4.3.1 answered every client and codec alike
+# (2026-11) and this matrix is CI's second-largest cost, so it runs against one release.
 @pytest.mark.slow
+@pytest.mark.only_targets("kbroker", "kafka-3.9.2")
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("client_name", list(FULL_CODEC))
