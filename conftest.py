@@ -1,7 +1,8 @@
-"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 3 --dist loadgroup`).
+"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 2 --dist loadgroup`).
 
 Most of the suite waits on other processes (JVMs starting, brokers electing leaders, clients timing out): in one
-process it kept CI's two cores about a third busy, with two workers two thirds (23 minutes); three keep them busy.
+process it kept CI's two cores about a third busy, with two workers two thirds. Three workers kept them busier but
+loaded them enough (load average 13, three Spark JVMs) that client timeouts began to fire, so two it is.
 Each module is one xdist group, so a module runs whole on one worker and its module-scoped fixtures and ordering
 hold as they do without xdist; the fault suite, whose scenarios
 share network namespace names and addresses (tests/faults/), is one group across its files. Session-scoped fixtures

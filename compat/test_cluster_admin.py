@@ -219,13 +219,24 @@ def test_reassign_with_throttle_then_delete_records(cluster: ThreeNodes, java: O
     executed = cluster.tool("kafka-reassign-partitions", "--execute", "--reassignment-json-file", str(plan),
                             "--throttle", "400000")  # fmt: skip
     assert "Successfully started partition reassignment" in executed.output, executed.report()
-    # The tool throttles the replicas that move: the leader side on the current replicas, the follower side on 3.
-    topic_configs = configs_of(cluster.nodes[2].bootstrap, TOPIC, topic)
-    assert sorted(str(topic_configs["leader.replication.throttled.replicas"][0]).split(",")) == ["0:1", "0:2"]
-    assert topic_configs["follower.replication.throttled.replicas"][0] == "0:3"
-    for node in (1, 2, 3):
-        described = configs_of(cluster.nodes[node].bootstrap, BROKER, str(node))
-        assert described["follower.replication.throttled.rate"] == ("400000", 2), node
+
+    # The tool throttles the replicas that move: the leader side on the current replicas, the follower side on 3,
+    # and sets the rates on every broker. Each node describes them once its metadata has them (Kafka's nodes apply
+    # the metadata log asynchronously: a busy node may answer the first DescribeConfigs without them).
+    def throttled_everywhere() -> bool:
+        for node_id, node in cluster.nodes.items():
+            topic_configs = configs_of(node.bootstrap, TOPIC, topic)
+            leader_side = topic_configs.get("leader.replication.throttled.replicas", (None, 0))[0]
+            if sorted(str(leader_side).split(",")) != ["0:1", "0:2"]:
+                return False
+            if topic_configs.get("follower.replication.throttled.replicas", (None, 0))[0] != "0:3":
+                return False
+            rate = configs_of(node.bootstrap, BROKER, str(node_id)).get("follower.replication.throttled.rate")
+            if rate != ("400000", 2):
+                return False
+        return True
+
+    cluster.wait("every node to describe the throttles", throttled_everywhere)
 
     (ongoing,) = java.run(cluster.bootstrap, [("reassignments",)])
     if ongoing["reassignments"]:  # (unless it finished already)
