@@ -1,4 +1,4 @@
-"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 2 --dist loadgroup`).
+"""How the suite shares the machine's cores: scripts/test runs pytest with pytest-xdist (`-n 2`).
 
 Most of the suite waits on other processes (JVMs starting, brokers electing leaders, clients timing out): in one
 process it kept CI's two cores about a third busy, with two workers two thirds. Three workers kept them busier but
@@ -13,6 +13,8 @@ below comes from a CI run's durations (junit), slowest first. Any other module f
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -37,8 +39,8 @@ SLOWEST_FIRST = [
 ]
 
 
-def _group(item: pytest.Item) -> str:
-    path = item.nodeid.split("::", 1)[0]
+def _group(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
     return "tests/faults" if path.startswith("tests/faults/") else path
 
 
@@ -46,9 +48,20 @@ def _rank(group: str) -> int:
     return SLOWEST_FIRST.index(group) if group in SLOWEST_FIRST else len(SLOWEST_FIRST)
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Marks first, then a stable sort: the items of a group stay together and in their own order.
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
-    items.sort(key=lambda item: _rank(_group(item)))
+    # A stable sort: the items of a group stay together and in their own order (the workers send the controller
+    # their items in this order, and it queues the groups in it).
+    items.sort(key=lambda item: _rank(_group(item.nodeid)))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's scope scheduling (a scope's tests all go to one worker, scopes queued in collection order) with our
+    groups as the scopes. (Not `--dist loadgroup` with xdist_group marks: under pytest 9 the nodeid suffix that
+    carries the mark's group to the controller is lost, and every test is scheduled on its own.)"""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]  # (xdist ships no types)
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return GroupScheduling(config, log)
