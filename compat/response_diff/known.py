@@ -225,6 +225,13 @@ KNOWN: dict[str, Known] = {
             releases=(4,),
         ),
         Known(
+            "flush-interval-default",
+            "log.flush.interval.ms defaults to 1000 (every log fsynced at least once a second); Kafka's to none",
+            ("results[*].configs[log.flush.interval.ms].value",),
+            kbroker=is_("1000"),
+            kafka=is_(None),
+        ),
+        Known(
             "data-dir-default",
             "log.dir defaults to ./kbroker-data; Kafka's to /tmp/kafka-logs",
             ("results[*].configs[log.dir].value",),

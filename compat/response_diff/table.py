@@ -362,6 +362,7 @@ DESCRIBE_CONFIGS = [
             "kbroker-broker-configs",
             "static-broker-configs",
             "data-dir-default",
+            "flush-interval-default",
             *DYNAMIC,
             "kafka-4-list-configs",
             "kafka-4-empty-list-defaults",
