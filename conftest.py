@@ -3,9 +3,9 @@
 Most of the suite waits on other processes (JVMs starting, brokers electing leaders, clients timing out): in one
 process it kept CI's two cores about a third busy, with two workers two thirds. Three workers kept them busier but
 loaded them enough (load average 13, three Spark JVMs) that client timeouts began to fire, so two it is.
-Each module is one xdist group, so a module runs whole on one worker and its module-scoped fixtures and ordering
-hold as they do without xdist; the fault suite, whose scenarios
-share network namespace names and addresses (tests/faults/), is one group across its files. Session-scoped fixtures
+Each module is one scheduling scope (pytest_xdist_make_scheduler below), so a module runs whole on one worker and
+its module-scoped fixtures and ordering hold as they do without xdist; the fault suite, whose scenarios share
+network namespace names and addresses (tests/faults/), is one scope across its files. Session-scoped fixtures
 (Apache Kafka, the 3-node kbroker cluster, Spark) start once per worker that needs them.
 
 The slowest groups are queued first, so that the last minutes are not one long module running alone; the order
