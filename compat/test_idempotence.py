@@ -6,6 +6,10 @@ NOT_ENOUGH_REPLICAS_AFTER_APPEND in every partition (a retriable error Kafka its
 sixth is dropped and its connection closed. Either way the broker has appended those batches (and maybe the ones
 pipelined behind them), the producer believes otherwise and sends them again with the same producer id, epoch and
 sequence numbers. The broker must recognise them as duplicates and answer with the offsets it first gave them.
+The proxy's count pauses after the third until its batches have been retried and answered, so the sixth is never
+that retry: a cut of the retry, with four new requests pipelined behind it, leaves the retried batch outside the
+producer's last five on any broker, and the Java client then retries it until its delivery timeout (compat/proxy.py
+says why).
 kcat exits at once when its only broker connection drops ("All broker connections are down", on any broker), so it
 gets the error response only.
 
@@ -35,7 +39,9 @@ from compat.sibling import Sibling
 from compat.test_roundtrip import make_client
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
-from protocol.records import iter_batches
+from protocol.messages.init_producer_id_request import InitProducerIdRequest
+from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
+from protocol.records import Record, build_batch, iter_batches
 from tests.test_groups_support import Wire
 
 pytestmark = pytest.mark.timeout(240)
@@ -146,3 +152,47 @@ def test_idempotent_producer_survives_a_lost_response(
             [{"producer_id": producer_id, "epoch": epoch, "last_sequence": last_sequence[p]}]
             for p in range(PARTITIONS)
         ], described
+
+
+def _produce(topic: str, producer_id: int, base_sequence: int) -> ProduceRequest:
+    records = [Record(i, 1_700_000_000_000 + i, b"k", b"v") for i in range(2)]
+    batch = build_batch(records, producer_id=producer_id, producer_epoch=0, base_sequence=base_sequence)
+    return ProduceRequest(
+        acks=-1,
+        timeout_ms=30_000,
+        topic_data=[
+            TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=0, records=bytes(batch))])
+        ],
+    )
+
+
+@pytest.mark.only_targets("kbroker")
+def test_the_proxy_counts_on_once_a_spoiled_batch_is_retried(sibling: Sibling) -> None:
+    """The proxy pauses its count while a spoiled batch waits for its retry's answer: the cut then never falls on
+    that retry (which the Java client cannot survive with any broker: see compat/proxy.py)."""
+    topic = sibling.target.topic("proxy-count")
+    sibling.target.create_topic(topic, 1)
+    with Wire(sibling.target.bootstrap, client_id="compat-proxy-count") as wire:
+        producer_id = wire.call(
+            InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000), 4
+        )
+        assert producer_id.error_code == 0, producer_id
+        pid = producer_id.producer_id
+        faults = sibling.proxy.spoil_produce_responses(
+            {1: ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 2: CUT}
+        )
+
+        def answer(base_sequence: int) -> tuple[int, int]:
+            (partition,) = wire.call(_produce(topic, pid, base_sequence), 9).responses[0].partition_responses
+            return partition.error_code, partition.base_offset
+
+        assert answer(0) == (ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, -1)
+        assert faults[1].wait(10)
+        # Not counted: the spoiled batch (sequence 0) has not been retried yet.
+        assert answer(2) == (ErrorCode.NONE, 2)
+        assert answer(0) == (ErrorCode.NONE, 0)  # the retry, answered with the batch's first offsets
+        assert not faults[2].is_set()
+        # The first request counted since: the second, so its response is dropped and the connection cut.
+        with pytest.raises(ConnectionError):
+            answer(4)
+        assert faults[2].wait(10)  # set just after the proxy closed the connection
