@@ -30,9 +30,10 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -762,6 +763,25 @@ class Plan:
     timeout: float
     acks_modes: list[str]
     idle_seconds: float
+    # the latency runs only at these sizes (None: every size): the seed size classes would multiply their 10 s runs
+    latency_sizes: list[int] | None = None
+    # scenarios of their own modules (bench/kafka_perf_test.py, bench/connections.py, bench/cold_read.py), run
+    # after the sizes in every round, on the same targets in the same order
+    round_scenarios: list[RoundScenario] = field(default_factory=list)
+
+
+# attempt(scenario, size, target, measure): runs `measure` (a dict with at least "records" and "seconds"), records
+# it with the round, the load average and the broker's RSS; a BenchError or KafkaException becomes a failure
+Attempt = Callable[[str, int, "Target", Callable[[], dict[str, Any]]], None]
+
+
+class RoundScenario(Protocol):
+    def run_round(self, order: list[Target], attempt: Attempt) -> None:
+        """Measure every target of `order` once, in that order, through `attempt`."""
+
+    def finish(self, targets: list[Target]) -> None:
+        """After the last round: remove what the scenario left on the targets (after a crash of the run it goes
+        with the targets' data directories)."""
 
 
 def size_label(size: int) -> str:
@@ -843,7 +863,9 @@ def run(
                     plan.timeout,
                 )
                 attempt("consume", size, target, job)
-            for rate in plan.latency_rates:
+            for rate in (
+                plan.latency_rates if plan.latency_sizes is None or size in plan.latency_sizes else []
+            ):
                 for acks in plan.acks_modes:
                     for target in order:
                         job = functools.partial(
@@ -857,6 +879,10 @@ def run(
                             plan.latency_linger_ms,
                         )
                         attempt(latency_key(rate, acks), size, target, job)
+        for extra in plan.round_scenarios:
+            extra.run_round(order, attempt)
+    for extra in plan.round_scenarios:  # a target's data directory goes anyway when it stops
+        extra.finish(targets)
     return results, failures
 
 
@@ -975,7 +1001,8 @@ def report(
         header += [f"{n} p50", f"{n} p99", f"{n} CPU s/100k rec", f"{n} req/s, max waiting"]
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "---|" * len(header))
-    for size, rate, acks in itertools.product(plan.sizes, plan.latency_rates, plan.acks_modes):
+    latency_sizes = [s for s in plan.sizes if plan.latency_sizes is None or s in plan.latency_sizes]
+    for size, rate, acks in itertools.product(latency_sizes, plan.latency_rates, plan.acks_modes):
         row = [size_label(size), f"{rate:,.0f}", acks]
         for n in names:
             rows = results.get((latency_key(rate, acks), size, n), [])
@@ -1017,6 +1044,50 @@ def report(
     out.append("")
     out.append("</details>")
     return "\n".join(out) + "\n"
+
+
+def add_round_scenario_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the scenarios that live in modules of their own (all off by default)."""
+    parser.add_argument(
+        "--perf-test-sizes",
+        help="also run Apache Kafka's kafka-producer-perf-test / kafka-consumer-perf-test (bench/kafka_perf_test.py) "
+        "at these record sizes, comma-separated [off]",
+    )
+    parser.add_argument(
+        "--connections",
+        type=int,
+        default=0,
+        help="also run N concurrent connections, half producing and half consuming (bench/connections.py) [off]",
+    )
+    parser.add_argument(
+        "--connections-seconds", type=float, help="length of a --connections run [10; quick 3]"
+    )
+    parser.add_argument(
+        "--cold-read-gib",
+        type=float,
+        default=0.0,
+        help="also fill a topic with this many GiB and read it back from cold segments (bench/cold_read.py) [off]",
+    )
+
+
+def round_scenarios(args: argparse.Namespace) -> list[RoundScenario]:
+    """Imported only when asked for (they import this module)."""
+    scenarios: list[RoundScenario] = []
+    if args.perf_test_sizes:
+        from bench.kafka_perf_test import KafkaPerfTest
+
+        sizes = [int(s) for s in args.perf_test_sizes.split(",")]
+        scenarios.append(KafkaPerfTest(sizes, quick=args.quick, timeout=args.timeout))
+    if args.connections:
+        from bench.connections import ManyConnections
+
+        seconds = args.connections_seconds or (3.0 if args.quick else 10.0)
+        scenarios.append(ManyConnections(args.connections, seconds))
+    if args.cold_read_gib:
+        from bench.cold_read import ColdRead
+
+        scenarios.append(ColdRead(args.cold_read_gib, timeout=args.timeout))
+    return scenarios
 
 
 def software(source: KBrokerSource) -> str:
@@ -1113,6 +1184,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="rounds of interleaved measurements [7; quick 1]")
     parser.add_argument("--sizes", default="100,1024", help="record value sizes in bytes [100,1024]")
     parser.add_argument(
+        "--latency-sizes", help="run the latency scenarios only at these sizes, comma-separated [every size]"
+    )
+    add_round_scenario_options(parser)
+    parser.add_argument(
         "--produce-records",
         type=int,
         help="records per produce run [100 B: 300000, 1 KiB: 50000; quick 20000, 3000]",
@@ -1154,13 +1229,18 @@ def main(argv: list[str] | None = None) -> int:
         }
         consume_records = {s: args.consume_records or produce_records[s] for s in sizes}
     else:
+        # other sizes (the seed size classes): ~50 MB per produce run and at most 300,000 records (a few seconds
+        # each, client-bound at the small end); read back: what the mock keeps, at most 120,000 records
         produce_records = {
-            s: args.produce_records or {100: 300_000, 1024: 50_000}.get(s, max(100, 50_000_000 // s))
+            s: args.produce_records
+            or {100: 300_000, 1024: 50_000}.get(s, min(300_000, max(1_000, 50_000_000 // s)))
             for s in sizes
         }
         consume_records = {
             s: args.consume_records
-            or {100: 120_000, 1024: 14_000}.get(s, int(0.7 * MOCK_PARTITION_CAP * PARTITIONS / (s + 12)))
+            or {100: 120_000, 1024: 14_000}.get(
+                s, min(120_000, int(0.7 * MOCK_PARTITION_CAP * PARTITIONS / (s + 12)))
+            )
             for s in sizes
         }
     plan = Plan(
@@ -1175,6 +1255,8 @@ def main(argv: list[str] | None = None) -> int:
         timeout=args.timeout,
         acks_modes=["all", "1"],
         idle_seconds=1.0 if args.quick else 3.0,
+        latency_sizes=[int(s) for s in args.latency_sizes.split(",")] if args.latency_sizes else None,
+        round_scenarios=round_scenarios(args),
     )
     names = [t.strip() for t in args.targets.split(",") if t.strip()]
     for name in names:
