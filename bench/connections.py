@@ -10,14 +10,16 @@ clients are our own, minimal: asyncio over our codec (protocol/), spread over 4 
   response delays the next request, so a saturated broker shows as a rate below the offered one.
 - **Consumer**: Fetch v12, `max_wait_ms=500`, `min_bytes=1`, 1 MiB per partition, the next offset after the last
   batch received (a long poll, as a consumer's fetcher does; no group: 500 groups would measure the coordinator).
-- Every worker opens all its connections, then waits for the word to start; the run lasts `seconds`; the consumers
-  go on for 2 s more to pick up what was produced last.
+- Every worker opens all its connections and sends one Produce on each producer's (until the partition takes it:
+  Kafka answers NOT_LEADER_OR_FOLLOWER for a moment after it created 500 partitions), then waits for the word to
+  start; producers produce for `seconds`; each consumer stops once it has read up to where its producer left the
+  log (at most 30 s later).
 
-Reported: the records acknowledged per second (rec/s), the records consumed and how many were never seen (lag at the
-end), errors (failed connections, error codes, dropped connections), the Produce round trip p50/p99 and the
-end-to-end latency p99 (a consumer's receive time less the batch's create time: ms resolution), the broker's CPU
-over the run (/proc) per record produced (the consumption of the same records included) and its largest RSS
-sampled every 0.5 s. Not against the mock (it auto-creates 4-partition topics only).
+Reported: the records acknowledged per second (rec/s), the records consumed and how many were never seen (lag: not
+read within 30 s after the run), errors (failed connections, error codes, dropped connections), the Produce round
+trip p50/p99 and the end-to-end latency p99 (a consumer's receive time less the batch's create time: ms resolution),
+the broker's CPU over the run (/proc) per record produced (the consumption of the same records included) and its
+largest RSS sampled every 0.5 s. Not against the mock (it auto-creates 4-partition topics only).
 
 The bench raises its own open-file limit to the hard limit (inherited by the brokers and the workers); kbroker's
 `max.connections` and `max.connections.per.ip` default to 2^31-1 as Kafka's do.
@@ -78,7 +80,7 @@ WORKERS = 4
 VALUE_SIZE = 100
 BATCH_RECORDS = 10
 REQUESTS_PER_S = 4.0  # per producer
-CONSUMER_TAIL_S = 2.0
+CONSUMER_TAIL_S = 30.0  # at most: a consumer stops once it has read what its producer wrote
 CONNECT_TIMEOUT_S = 60.0
 
 
@@ -233,35 +235,55 @@ async def producer(
     partition: int,
     start: float,
     res: WorkerResult,
+    final: dict[int, int],
 ) -> None:
-    interval = 1.0 / cfg.requests_per_s
-    due = start + interval * (partition % 97) / 97  # spread the producers over the interval
-    end = start + cfg.seconds
-    while True:
-        now = time.monotonic()
-        if due > now:
-            await asyncio.sleep(due - now)
-        if time.monotonic() >= end:
-            return
-        t0 = time.perf_counter()
-        response = await conn.exchange(template.stamped(), ProduceRequest, PRODUCE_VERSION)
-        res.produce_ms.append(1000 * (time.perf_counter() - t0))
-        res.requests += 1
-        assert isinstance(response, ProduceResponse)
-        code = response.responses[0].partition_responses[0].error_code
-        if code:
-            res.error_codes += 1
-            res.error(f"Produce {cfg.topic}-{partition}: error code {code}")
-        else:
-            res.produced += cfg.batch_records
-        due += interval
+    """Produce on schedule until the run's end; then `final[partition]` = the log end offset it left (-1 if it
+    failed: its consumer then reads until the deadline)."""
+    log_end = final.pop(partition)  # the warm-up's
+    try:
+        interval = 1.0 / cfg.requests_per_s
+        due = start + interval * (partition % 97) / 97  # spread the producers over the interval
+        end = start + cfg.seconds
+        while True:
+            now = time.monotonic()
+            if due > now:
+                await asyncio.sleep(due - now)
+            if time.monotonic() >= end:
+                return
+            t0 = time.perf_counter()
+            response = await conn.exchange(template.stamped(), ProduceRequest, PRODUCE_VERSION)
+            res.produce_ms.append(1000 * (time.perf_counter() - t0))
+            res.requests += 1
+            assert isinstance(response, ProduceResponse)
+            answer = response.responses[0].partition_responses[0]
+            if answer.error_code:
+                res.error_codes += 1
+                res.error(f"Produce {cfg.topic}-{partition}: error code {answer.error_code}")
+            else:
+                res.produced += cfg.batch_records
+                log_end = max(log_end, int(answer.base_offset) + cfg.batch_records)
+            due += interval
+    except BaseException:
+        log_end = -1
+        raise
+    finally:
+        final[partition] = log_end
 
 
 async def consumer(
-    conn: Connection, cfg: WorkerConfig, partition: int, offset: int, start: float, res: WorkerResult
+    conn: Connection,
+    cfg: WorkerConfig,
+    partition: int,
+    offset: int,
+    start: float,
+    res: WorkerResult,
+    final: dict[int, int],
 ) -> None:
+    """Long-poll the partition until it has read what its producer wrote, or until the deadline."""
     end = start + cfg.seconds + CONSUMER_TAIL_S
     while time.monotonic() < end:
+        if offset >= final.get(partition, -1) >= 0:
+            return
         request = FetchRequest(
             replica_id=-1,
             max_wait_ms=500,
@@ -323,15 +345,16 @@ async def worker_main(cfg: WorkerConfig, commands: IO[str]) -> WorkerResult:
     live = [(c, p) for c, p in zip(producers, cfg.producers, strict=True) if c is not None]
     offsets = await asyncio.gather(*(warm_up(c, templates[p], p) for c, p in live))
     starts = {p: offset for (_, p), offset in zip(live, offsets, strict=True)}
+    final = dict(starts)  # each producer takes its warm-up's end from here and leaves its last one
     print(f"READY {res.connected} {res.connect_errors}", flush=True)
     loop = asyncio.get_running_loop()
     word = await loop.run_in_executor(None, commands.readline)
     if word.strip() != "GO":
         return res
     start = time.monotonic()
-    jobs = [guarded(producer(c, templates[p], cfg, p, start, res), res) for c, p in live]
+    jobs = [guarded(producer(c, templates[p], cfg, p, start, res, final), res) for c, p in live]
     jobs += [
-        guarded(consumer(c, cfg, p, starts.get(p, 0), start, res), res)
+        guarded(consumer(c, cfg, p, starts.get(p, 0), start, res, final), res)
         for c, p in zip(consumers, cfg.consumers, strict=True)
         if c is not None
     ]

@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench import cold_read, kafka_perf_test  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 
 DOCS = REPO / "docs"
@@ -60,7 +61,10 @@ class Figures:
         self.rows: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
         for row in data["results"]:
             self.rows[(row["scenario"], row["size"], row["target"])].append(row)
-        self.sizes = sorted({size for _, size, _ in self.rows})
+        self.sizes = sorted({size for scenario, size, _ in self.rows if scenario in SCENARIOS})
+        self.latency_sizes = sorted(
+            {size for scenario, size, _ in self.rows if scenario.startswith("latency")}
+        )
 
     def cell(self, scenario: str, size: int, target: str, key: str) -> float | None:
         rows = self.rows.get((scenario, size, target), [])
@@ -138,7 +142,7 @@ def tables(f: Figures) -> str:
         "| record | acks | " + " | ".join(f"{n} p50 | {n} p99 | {n} CPU µs/rec" for n in t) + " | load avg |",
         "|---|---|" + "---|---|---|" * len(t) + "---|",
     ]
-    for size in f.sizes:
+    for size in f.latency_sizes:
         for acks in ("1", "all"):
             scenario = latency_scenario(acks)
             if not any((scenario, size, n) in f.rows for n in t):
@@ -203,8 +207,8 @@ def plots(f: Figures, directory: Path) -> list[str]:
         plt.close(fig)
         names.append(file)
     percentiles = [*range(1, 100), 99.9]
-    fig, axes = plt.subplots(1, len(f.sizes), figsize=(5 * len(f.sizes), 3.8), squeeze=False)
-    for ax, size in zip(axes[0], f.sizes, strict=True):
+    fig, axes = plt.subplots(1, len(f.latency_sizes), figsize=(5 * len(f.latency_sizes), 3.8), squeeze=False)
+    for ax, size in zip(axes[0], f.latency_sizes, strict=True):
         for n in f.targets:
             for acks, style in (("1", "-"), ("all", "--")):
                 cdf = f.cdf(latency_scenario(acks), size, n)
@@ -220,6 +224,7 @@ def plots(f: Figures, directory: Path) -> list[str]:
     fig.savefig(directory / "latency-cdf.png", dpi=90)
     plt.close(fig)
     names.append("latency-cdf.png")
+    names += by_size_plot(f, directory)
     return names
 
 
@@ -267,6 +272,170 @@ def scale_section(scale: dict[str, Any], directory: Path) -> tuple[str, list[str
     return "\n".join(lines), ["scale.png"]
 
 
+# --------------------------------------------------------------------------------------------------------------
+# the round scenarios of bench/kafka_perf_test.py, bench/connections.py and bench/cold_read.py; plots by record size
+
+SEED_SIZES = (12, 140, 560, 1120, 2940, 11760)  # issue 12's record-size classes; 100 B and 1 KiB besides
+PERF_TEST_SCENARIOS = (
+    (kafka_perf_test.PRODUCE.format(acks="1"), "produce acks=1"),
+    (kafka_perf_test.PRODUCE.format(acks="all"), "produce acks=all"),
+    (kafka_perf_test.CONSUME, "consume"),
+)
+
+
+def load_of(f: Figures, scenario: str, size: int) -> str:
+    loads = [f.cell(scenario, size, n, "load") for n in f.targets]
+    return fmt(median([x for x in loads if x is not None]), 1)
+
+
+def perf_test_section(f: Figures) -> list[str]:
+    sizes = sorted({size for scenario, size, _ in f.rows if scenario.startswith("perf-test")})
+    targets = [n for n in f.targets if any(key[0].startswith("perf-test") and key[2] == n for key in f.rows)]
+    if not sizes:
+        return []
+    lines = [
+        "### Kafka's own load generators: kafka-producer-perf-test and kafka-consumer-perf-test",
+        "",
+        "Apache Kafka 3.9.2's `ProducerPerformance` and `ConsumerPerformance` (bench/kafka_perf_test.py), each in a "
+        "JVM of its own, with the tools' client defaults besides `acks`: rec/s is the figure the tool prints (produce: "
+        "first send to last acknowledgement; consume: `fetch.nMsg.sec`, the group join excluded); p99 is the "
+        "producer tool's own; CPU µs/rec is the broker's CPU over the tool's run less its idle rate over the tool's "
+        "JVM start and exit. librdkafka's mock cannot serve the Java client (see the module's docstring).",
+        "",
+        "| record | scenario | "
+        + " | ".join(f"{n} rec/s | {n} CPU µs/rec | {n} p99 ms" for n in targets)
+        + " | load avg |",
+        "|---|---|" + "---|---|---|" * len(targets) + "---|",
+    ]
+    for size in sizes:
+        for scenario, label in PERF_TEST_SCENARIOS:
+            cells = []
+            for n in targets:
+                p99 = f.cell(scenario, size, n, "tool_p99_ms")
+                cells += [
+                    fmt(f.cell(scenario, size, n, "rate")),
+                    fmt_cpu(f.cell(scenario, size, n, "cpu_us")),
+                    "" if p99 is None else fmt(p99),
+                ]
+            lines.append(
+                f"| {size_label(size)} | {label} | "
+                + " | ".join(cells)
+                + f" | {load_of(f, scenario, size)} |"
+            )
+    return [*lines, ""]
+
+
+def connections_section(f: Figures) -> list[str]:
+    keys = sorted({(scenario, size) for scenario, size, _ in f.rows if scenario.startswith("connections ")})
+    if not keys:
+        return []
+    lines = [
+        "### Concurrent connections, half producing and half consuming",
+        "",
+        "bench/connections.py: our own minimal asyncio clients (protocol/ codec) in 4 worker processes; producer i "
+        "appends batches of 10 records of 100 B to partition i (acks=1, 4 requests/s each, one in flight), consumer "
+        "i long-polls partition i (Fetch, max_wait_ms 500). rec/s: records acknowledged per second of the run "
+        "(offered in parentheses); lag: produced but not read by the consumers within 30 s after the run; "
+        "errors: failed connections, error codes and dropped connections; latency: the Produce round trip and "
+        "the end-to-end time from a batch's create time to its consumer (ms); CPU µs/rec: the broker's CPU over "
+        "the run (the consuming included) per record produced; the clients' CPU is the 4 workers' (share of one core).",
+        "",
+        "| connections | target | rec/s (offered) | consumed | lag | errors | produce p50 / p99 ms | end-to-end p99 ms "
+        "| CPU µs/rec | RSS max MiB | clients' CPU | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for scenario, size in keys:
+        for n in f.targets:
+            rows = f.rows.get((scenario, size, n), [])
+            if not rows:
+                continue
+            rss = f.cell(scenario, size, n, "rss_max")
+            clients = f.cell(scenario, size, n, "clients_cpu")
+            seconds = f.cell(scenario, size, n, "wall")
+            lines.append(
+                f"| {scenario.split()[1]} | {n} | {fmt(f.cell(scenario, size, n, 'rate'))} "
+                f"({fmt(f.cell(scenario, size, n, 'offered'))}) | {fmt(f.cell(scenario, size, n, 'consumed'))} "
+                f"| {fmt(f.cell(scenario, size, n, 'lag'))} | {fmt(f.cell(scenario, size, n, 'errors'))} "
+                f"| {fmt(f.cell(scenario, size, n, 'produce_p50_ms'), 1)} / "
+                f"{fmt(f.cell(scenario, size, n, 'produce_p99_ms'), 1)} "
+                f"| {fmt(f.cell(scenario, size, n, 'e2e_p99_ms'))} | {fmt_cpu(f.cell(scenario, size, n, 'cpu_us'))} "
+                f"| {fmt(None if rss is None else rss / 2**20)} "
+                f"| {'—' if clients is None or not seconds else f'{100 * clients / seconds:.0f}%'} "
+                f"| {fmt(f.cell(scenario, size, n, 'load'), 1)} |"
+            )
+        errors = [r.get("first_error") for (sc, _, _), rs in f.rows.items() if sc == scenario for r in rs]
+        if any(errors):
+            lines.append(f"\nFirst error seen: `{next(e for e in errors if e)}`")
+    return [*lines, ""]
+
+
+def cold_read_section(f: Figures) -> list[str]:
+    scenario = cold_read.SCENARIO
+    targets = [n for n in f.targets if any(key[0] == scenario and key[2] == n for key in f.rows)]
+    if not targets:
+        return []
+    lines = [
+        "### A backlog read from cold segments",
+        "",
+        "bench/cold_read.py: a topic of 8 partitions filled through Produce (1 MB batches of 16 KiB records, acks=1), "
+        "then before every read each of its files fsynced and dropped from the page cache (posix_fadvise "
+        "DONTNEED; `fincore` checks it); one confluent-kafka consumer assigns all partitions (fetch.max.bytes 64 MiB, "
+        "max.partition.fetch.bytes 8 MiB) and reads everything. MiB/s of record values, median (range) over the "
+        "rounds; CPU per GiB read is the broker's.",
+        "",
+        "| target | GiB read | MiB/s | broker CPU s per GiB | still cached before the read | fill MiB/s | load avg |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in targets:
+        rows = [r for (sc, _, t), rs in f.rows.items() if sc == scenario and t == n for r in rs]
+        rates = sorted(r["mib_s"] for r in rows)
+        spread_text = f" ({rates[0]:,.0f} to {rates[-1]:,.0f})" if len(rates) > 1 else ""
+        per_gib = median([r["cpu"] / r["gib"] for r in rows if r.get("cpu") is not None and r.get("gib")])
+        cached = median([r["cached_share"] for r in rows if r.get("cached_share") is not None])
+        methods = sorted({r.get("drop_method", "?") for r in rows})
+        fill = median([r["fill_mib_s"] for r in rows if r.get("fill_mib_s")])
+        lines.append(
+            f"| {n} | {fmt(median([r['gib'] for r in rows]), 1)} | {fmt(median(rates))}{spread_text} "
+            f"| {fmt(per_gib, 2)} | {'—' if cached is None else f'{100 * cached:.1f}%'} ({', '.join(methods)}) "
+            f"| {fmt(fill)} | {fmt(median([float(r['load']) for r in rows if r.get('load') not in (None, '?')]), 1)} |"
+        )
+    return [*lines, ""]
+
+
+def round_scenario_sections(f: Figures) -> str:
+    return "\n".join(perf_test_section(f) + connections_section(f) + cold_read_section(f))
+
+
+def by_size_plot(f: Figures, directory: Path) -> list[str]:
+    """rec/s and CPU per record against the record size (log-log), one line per target and scenario."""
+    if len(f.sizes) < 3:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(SCENARIOS), figsize=(4.6 * len(SCENARIOS), 7), squeeze=False)
+    for column, scenario in enumerate(SCENARIOS):
+        for row, (key, ylabel) in enumerate((("rate", "records/s"), ("cpu_us", "broker CPU µs per record"))):
+            ax = axes[row][column]
+            for n in f.targets:
+                points = [(s, f.cell(scenario, s, n, key)) for s in f.sizes]
+                xs = [s for s, v in points if v]
+                ax.plot(xs, [v for _, v in points if v], "o-", label=n)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("record value size (bytes, log)")
+            ax.set_ylabel(f"{ylabel} (median)")
+            ax.set_title(scenario)
+            ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(directory / "by-record-size.png", dpi=90)
+    plt.close(fig)
+    return ["by-record-size.png"]
+
+
 def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
     m = f.meta
     head = [
@@ -287,6 +456,7 @@ def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
         "",
         tables(f),
         "",
+        round_scenario_sections(f),
     ]
     if scale_text:
         head += [scale_text, ""]
@@ -304,6 +474,47 @@ consume scenario reads a filled topic back several times with fresh consumers; t
 partition, which bounds the records read back."""
 
 
+def add_round_scenario_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--latency-sizes", default="100,1024", help="record sizes of the latency runs [100,1024]"
+    )
+    parser.add_argument(
+        "--perf-test-sizes",
+        default="100,1024",
+        help="record sizes of Kafka's perf-test tools (bench/kafka_perf_test.py), '' for none [100,1024]",
+    )
+    parser.add_argument(
+        "--connections",
+        type=int,
+        default=1000,
+        help="concurrent connections, half producing, half consuming (bench/connections.py), 0 for none [1000]",
+    )
+    parser.add_argument(
+        "--cold-read-gib",
+        type=float,
+        help="GiB read back from cold segments (bench/cold_read.py), 0 for none; skipped with a note when the "
+        "disk lacks room for it on both brokers [20; quick 0]",
+    )
+
+
+def round_scenario_args(args: argparse.Namespace) -> list[str]:
+    """bench/run.py's options for the seed sizes, Kafka's tools, many connections and the cold read."""
+    cold = args.cold_read_gib if args.cold_read_gib is not None else (0.0 if args.quick else 20.0)
+    out = ["--latency-sizes", args.latency_sizes]
+    if not args.quick:
+        out += [
+            "--consume-passes",
+            "3",
+        ]  # 8 record sizes: the full run stays within ~25 min (bench/README.md)
+    if args.perf_test_sizes:
+        out += ["--perf-test-sizes", args.perf_test_sizes]
+    if args.connections:
+        out += ["--connections", str(args.connections)]
+    if cold:
+        out += ["--cold-read-gib", f"{cold:g}"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -311,14 +522,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-json", type=Path, help="redraw from this run's JSON instead of measuring")
     parser.add_argument("--kbroker-rev", metavar="REV", help="kbroker from this commit (see bench/run.py)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds [3]")
-    parser.add_argument("--sizes", default="100,1024", help="record value sizes [100,1024]")
+    parser.add_argument(
+        "--sizes",
+        help=f"record value sizes [100, 1024 and issue 12's classes {','.join(map(str, SEED_SIZES))}; "
+        "quick: 12,100,1024,11760]",
+    )
     parser.add_argument(
         "--targets", default="kbroker,mock,kafka", help="bench/run.py targets [kbroker,mock,kafka]"
     )
     parser.add_argument("--scale-json", type=Path, help="bench/scale.py's JSON, for the partitions section")
     parser.add_argument("--quick", action="store_true", help="one small round; writes under /tmp")
     parser.add_argument("--out-dir", type=Path, help="where performance.md and its plots go [docs/]")
+    add_round_scenario_options(parser)
     args = parser.parse_args(argv)
+    args.sizes = args.sizes or (
+        "12,100,1024,11760" if args.quick else ",".join(map(str, sorted({100, 1024, *SEED_SIZES})))
+    )
     out_dir = args.out_dir or (Path(tempfile.mkdtemp(prefix="performance-")) if args.quick else DOCS)
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.from_json is None:
@@ -338,6 +557,7 @@ def main(argv: list[str] | None = None) -> int:
             run_args += ["--rounds", str(args.rounds), "--latency-seconds", "10"]
         if args.kbroker_rev:
             run_args += ["--kbroker-rev", args.kbroker_rev]
+        run_args += round_scenario_args(args)
         code = bench_run.main(run_args)
         if not json_path.exists() or not json_path.stat().st_size:
             return code or 2
