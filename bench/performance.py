@@ -1,10 +1,13 @@
 """docs/performance.md: kbroker, librdkafka's mock and Apache Kafka side by side, from one interleaved run.
 
     .venv/bin/python bench/performance.py --kbroker-rev HEAD --scale-json docs/performance-scale.json
-                                     # the full run (~15 min): docs/performance.{md,json} and docs/performance/*.png
+                                     # the full run: docs/performance.{md,json} and docs/performance/*.png; ~25 min
+                                     # on a quiet machine, then ~10 min for the 20 GiB cold read (--cold-read-gib 0
+                                     # leaves it out; it needs ~50 GiB free on /tmp, else it is skipped with a note)
     .venv/bin/python bench/performance.py --from-json docs/performance.json --scale-json docs/performance-scale.json
                                      # redraw the page from the committed measurements
     .venv/bin/python bench/performance.py --quick                 # smoke check (one small round), into /tmp
+    .venv/bin/python bench/performance.py --quick --cold-read-gib 1   # with every scenario (~5 min)
 
 The measuring is bench/run.py's (see bench/README.md): one confluent-kafka load generator; kbroker (a fresh data
 directory), the mock (bench/mock_cluster.py) and Apache Kafka 3.9.2 (compat/kafka/, one KRaft node, 512 MiB heap,
@@ -14,6 +17,13 @@ process's own (from /proc), per record; resident memory (VmRSS) is read right af
 1-minute load average, because the machine is shared. The latency runs are the issue's: `linger.ms=0`, 1,000
 records/s of the record size, 10 s, the first 10% a warm-up. `--scale-json` adds the figures of bench/scale.py
 (docs/performance-scale.json is its output).
+
+The full run's record sizes are 100 B and 1 KiB (where the issue states its targets) and issue 12's seed classes
+(12 B, 140 B, 560 B, 1,120 B, 2,940 B, 11,760 B); the latency runs only at 100 B and 1 KiB; the topic read back
+three times a round. After the sizes, every round also runs (bench/README.md, "Scenarios of their own modules")
+Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test at 100 B and 1 KiB (bench/kafka_perf_test.py),
+1,000 concurrent connections producing and consuming (bench/connections.py) and a cold read of a 20 GiB backlog
+(bench/cold_read.py); each has its table in the page.
 
 Plots need matplotlib (`pip install -e '.[bench]'`).
 """
