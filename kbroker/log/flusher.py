@@ -1,12 +1,18 @@
 """Group commit: many concurrent produces share one fsync per log.
 
 Two ways in: `request_flush(log, end_offset)` asks for a flush and returns at once (an acks=-1 produce, which then
-waits in the purgatory for its partition to move: `on_flushed` is called for every log a round flushed, or failed
-to), and `await wait_durable(log, end_offset)` returns once every offset below `end_offset` of `log` is fsynced (a
-follower before it fetches more). One background task (`run`, started in the broker's nursery) repeatedly takes
-every log with a request or a waiter, captures a flush plan for each (on the trio thread), runs all the fsyncs in
-one worker thread, then wakes the waiters. While that fsync runs, new requests queue up for the next round, so the
-number of fsyncs follows the disk's speed, not the request rate.
+waits in the purgatory for its partition to move: `on_flushed` is called for every log a flush made durable, or
+failed to), and `await wait_durable(log, end_offset)` returns once every offset below `end_offset` of `log` is
+fsynced (a follower before it fetches more).
+
+Each log has at most one flush in flight. The committer's task (`run`, started in the broker's nursery) captures a
+flush plan (on the trio thread) for every log with a request or a waiter and no flush in flight, and hands it to a
+small pool of long-lived flusher threads; a thread that finishes a plan queues it back and wakes the task (once for
+however many plans finished meanwhile), which settles the waiters of that log and starts its next flush if anything
+was appended since. So requests arriving while a log's fsync runs share the next one (the number of fsyncs follows
+the disk's speed, not the request rate), no thread is started or handed over per request, and the fsyncs of
+different logs run side by side: on ext4 (and XFS) concurrent fsyncs join one journal commit, so four logs cost
+about one fsync's latency instead of four in a row.
 
 An fsync error takes the log offline and fails its waiters with KAFKA_STORAGE_ERROR. The flush is never retried:
 after a failed fsync the kernel may have dropped the dirty pages, so a later "successful" fsync would acknowledge
@@ -15,7 +21,10 @@ data that is not on disk.
 
 from __future__ import annotations
 
+import collections
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable
 
@@ -27,6 +36,10 @@ from kbroker.stats import LatencyHistogram
 from protocol.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
+
+FLUSHER_THREADS = 4
+"""Flushes of different logs that can run at once. More add little: their fsyncs share the file system's journal
+commits anyway, and the disk's queue is what they wait for."""
 
 
 class _Waiter:
@@ -40,25 +53,16 @@ class _Waiter:
         self.error: KafkaError | None = None
 
 
-def _execute_all(
-    plans: list[FlushPlan | None], fsync_seconds: LatencyHistogram
-) -> list[BaseException | None]:
-    """Worker thread: run every plan, collecting each one's error instead of stopping at the first. Each plan's
-    time goes into `fsync_seconds` (Kafka's LogFlushRateAndTimeMs); only this thread touches it during a round."""
-    errors: list[BaseException | None] = []
-    for plan in plans:
-        if plan is None:
-            errors.append(None)
-            continue
-        started = time.perf_counter()
-        try:
-            plan.execute()
-        except Exception as e:
-            errors.append(e)
-        else:
-            errors.append(None)
-        fsync_seconds.observe(time.perf_counter() - started)
-    return errors
+class _Flush:
+    """One log's plan on its way through a flusher thread; `error` and `seconds` are set by the thread."""
+
+    __slots__ = ("error", "log", "plan", "seconds")
+
+    def __init__(self, log: PartitionLog, plan: FlushPlan) -> None:
+        self.log = log
+        self.plan = plan
+        self.error: BaseException | None = None
+        self.seconds = 0.0
 
 
 def _offline_error(log: PartitionLog) -> KafkaError:
@@ -66,23 +70,33 @@ def _offline_error(log: PartitionLog) -> KafkaError:
 
 
 class GroupCommitter:
-    def __init__(self, on_flushed: Callable[[PartitionLog], None] | None = None) -> None:
+    def __init__(
+        self, on_flushed: Callable[[PartitionLog], None] | None = None, threads: int = FLUSHER_THREADS
+    ) -> None:
         self._waiters: dict[PartitionLog, list[_Waiter]] = {}
         self._requests: dict[PartitionLog, int] = {}
+        self._in_flight: set[PartitionLog] = set()
         self._work = trio.Event()
         self._on_flushed = on_flushed
-        # Rounds of fsyncs done so far: lets tests (and metrics) see how many produces shared one.
+        self._threads = threads
+        # flusher threads take plans from `_plans` and put them, executed, on `_finished`
+        self._plans: queue.SimpleQueue[_Flush | None] = queue.SimpleQueue()
+        self._finished: collections.deque[_Flush] = collections.deque()
+        self._wake_pending = False  # a wake-up of the task is on its way from a flusher thread
+        self._token: trio.lowlevel.TrioToken | None = None
+        # Flushes done so far (one log each): lets tests (and metrics) see how many produces shared one.
         self.rounds = 0
         self.fsync_seconds = LatencyHistogram()
         """How long each log's flush took (metrics)."""
 
     def request_flush(self, log: PartitionLog, end_offset: int) -> None:
-        """Have `log` fsynced up to `end_offset` (exclusive) soon; `on_flushed(log)` tells when a round ends."""
+        """Have `log` fsynced up to `end_offset` (exclusive) soon; `on_flushed(log)` tells when its flush ends."""
         if log.offline or log.recovery_point >= end_offset:
             return
         if end_offset > self._requests.get(log, 0):
             self._requests[log] = end_offset
-        self._work.set()
+            if log not in self._in_flight:
+                self._work.set()
 
     async def wait_durable(self, log: PartitionLog, end_offset: int) -> None:
         """Return once `log` is fsynced up to `end_offset` (exclusive: pass AppendInfo.last_offset + 1).
@@ -100,60 +114,127 @@ class GroupCommitter:
             )
         waiter = _Waiter(end_offset, log.truncations)
         self._waiters.setdefault(log, []).append(waiter)
-        self._work.set()
+        if log not in self._in_flight:
+            self._work.set()
         await waiter.event.wait()
         if waiter.error is not None:
             raise waiter.error
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        threads = [
+            threading.Thread(target=self._flusher_thread, name=f"kbroker-flusher-{i}", daemon=True)
+            for i in range(self._threads)
+        ]
+        for thread in threads:
+            thread.start()
         task_status.started()
-        while True:
-            await self._work.wait()
-            self._work = trio.Event()
-            await self._flush_round()
+        try:
+            while True:
+                await self._work.wait()
+                self._work = trio.Event()
+                self._settle_finished()
+                self._start_flushes()
+        finally:
+            # A flush in flight must finish before its outcome is known (and its waiters answered); the plans'
+            # duplicated descriptors are closed by the flusher thread.
+            with trio.CancelScope(shield=True):
+                while self._in_flight:
+                    await self._work.wait()
+                    self._work = trio.Event()
+                    self._settle_finished()
+            for _ in threads:
+                self._plans.put(None)
 
-    async def _flush_round(self) -> None:
-        pending, self._waiters = self._waiters, {}
-        requested, self._requests = self._requests, {}
-        logs = list(dict.fromkeys([*pending, *requested]))
-        plans: list[FlushPlan | None] = []
-        for log in logs:
+    def _start_flushes(self) -> None:
+        """Once the last round's flushes have all ended, start the next round: hand a plan to the flusher threads
+        for every log that needs one."""
+        if self._in_flight:
+            return
+        for log in [*self._waiters, *self._requests]:
+            if log in self._in_flight:
+                continue
+            waiters = self._waiters.get(log)
+            if not waiters and log.recovery_point >= self._requests.get(log, 0):
+                self._requests.pop(log, None)
+                continue
             try:
-                plans.append(log.begin_flush())
+                plan = log.begin_flush()
             except KafkaError as e:
-                plans.append(None)
-                self._fail(pending.get(log, []), e)
-        # Not cancellable: an fsync in flight must finish before its outcome can be known, and the plans' file
-        # descriptors are closed by the worker.
-        errors = await trio.to_thread.run_sync(_execute_all, plans, self.fsync_seconds)
-        self.rounds += 1
-        for log, plan, error in zip(logs, plans, errors, strict=True):
-            if plan is not None:
-                if error is not None:
-                    self._fail(pending.get(log, []), log.fail_flush(error))
-                else:
-                    log.end_flush(plan)
-                    self._settle(log, pending.get(log, []), requested.get(log, 0))
+                self._requests.pop(log, None)
+                self._fail(self._waiters.pop(log, []), e)
+                if self._on_flushed is not None:
+                    self._on_flushed(log)
+                continue
+            self._in_flight.add(log)
+            self._plans.put(_Flush(log, plan))
+
+    def _flusher_thread(self) -> None:
+        """A flusher thread: execute plans until told to stop (None)."""
+        plans, finished = self._plans, self._finished
+        while (flush := plans.get()) is not None:
+            started = time.perf_counter()
+            try:
+                flush.plan.execute()
+            except BaseException as e:  # handed to the trio thread, which takes the log offline
+                flush.error = e
+            flush.seconds = time.perf_counter() - started
+            finished.append(flush)
+            # One wake-up for however many flushes finish before the task runs (it clears the flag first, then
+            # takes every finished flush: one appended after the clear sends its own wake-up).
+            if not self._wake_pending:
+                self._wake_pending = True
+                assert self._token is not None
+                try:
+                    self._token.run_sync_soon(self._wake)
+                except trio.RunFinishedError:
+                    return
+
+    def _wake(self) -> None:
+        self._wake_pending = False
+        self._work.set()
+
+    def _settle_finished(self) -> None:
+        while self._finished:
+            flush = self._finished.popleft()
+            log = flush.log
+            self._in_flight.discard(log)
+            self.rounds += 1
+            self.fsync_seconds.observe(flush.seconds)
+            if flush.error is not None:
+                error = log.fail_flush(flush.error)
+                self._requests.pop(log, None)
+                self._fail(self._waiters.pop(log, []), error)
+            else:
+                log.end_flush(flush.plan)
+                self._settle(log)
             if self._on_flushed is not None:
                 self._on_flushed(log)
 
-    def _settle(self, log: PartitionLog, waiters: list[_Waiter], requested: int) -> None:
-        for waiter in waiters:
-            if waiter.truncations != log.truncations:
-                # Only a leader that became a follower truncates: its unacknowledged writes may be gone.
-                waiter.error = KafkaError(
-                    ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                    f"the log of {log.name} was truncated before the write was durable",
-                )
-                waiter.event.set()
-            elif log.recovery_point >= waiter.end_offset:
-                waiter.event.set()
+    def _settle(self, log: PartitionLog) -> None:
+        waiters = self._waiters.pop(log, None)
+        if waiters:
+            waiting = []
+            for waiter in waiters:
+                if waiter.truncations != log.truncations:
+                    # Only a leader that became a follower truncates: its unacknowledged writes may be gone.
+                    waiter.error = KafkaError(
+                        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                        f"the log of {log.name} was truncated before the write was durable",
+                    )
+                    waiter.event.set()
+                elif log.recovery_point >= waiter.end_offset:
+                    waiter.event.set()
+                else:
+                    waiting.append(waiter)  # appended after this flush's plan was captured: the next one
+            if waiting:
+                self._waiters[log] = waiting
+        requested = self._requests.get(log)
+        if requested is not None:
+            if requested > log.recovery_point:
+                self._requests[log] = min(requested, log.log_end_offset)
             else:
-                # Appended after this round's plan was captured.
-                self._waiters.setdefault(log, []).append(waiter)
-                self._work.set()
-        if requested > log.recovery_point:
-            self.request_flush(log, min(requested, log.log_end_offset))
+                del self._requests[log]
 
     @staticmethod
     def _fail(waiters: list[_Waiter], error: KafkaError) -> None:
