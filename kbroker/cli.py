@@ -10,6 +10,7 @@ broker holds).
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -170,6 +171,15 @@ def main(argv: list[str] | None = None) -> int:
     return serve(config, add_scram, log_requests=args.log_requests)
 
 
+def _freeze_startup_objects() -> None:
+    """Keep what start-up built (modules, the protocol's schemas, the recovered logs' state, the metadata image) out
+    of the garbage collector's full collections: they live as long as the process, and scanning them made every
+    full collection a pause of tens of milliseconds on the event loop (p99 latency). A collection first, so that
+    start-up's garbage is not kept for good."""
+    gc.collect()
+    gc.freeze()
+
+
 def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = (), *, log_requests: int = 0) -> int:
     """Run the broker until SIGTERM/SIGINT; the exit status."""
     # Imported here: `kbroker topics` and `--help` need none of the broker.
@@ -204,6 +214,7 @@ def serve(config: BrokerConfig, add_scram: tuple[AddScram, ...] = (), *, log_req
                 nursery.start_soon(stop_on_signal)
                 await nursery.start(broker)
                 started = True
+                _freeze_startup_objects()
 
     try:
         trio.run(run)
