@@ -5,14 +5,14 @@ waits in the purgatory for its partition to move: `on_flushed` is called for eve
 failed to), and `await wait_durable(log, end_offset)` returns once every offset below `end_offset` of `log` is
 fsynced (a follower before it fetches more).
 
-Each log has at most one flush in flight. The committer's task (`run`, started in the broker's nursery) captures a
-flush plan (on the trio thread) for every log with a request or a waiter and no flush in flight, and hands it to a
-small pool of long-lived flusher threads; a thread that finishes a plan queues it back and wakes the task (once for
-however many plans finished meanwhile), which settles the waiters of that log and starts its next flush if anything
-was appended since. So requests arriving while a log's fsync runs share the next one (the number of fsyncs follows
-the disk's speed, not the request rate), no thread is started or handed over per request, and the fsyncs of
-different logs run side by side: on ext4 (and XFS) concurrent fsyncs join one journal commit, so four logs cost
-about one fsync's latency instead of four in a row.
+The committer's task (`run`, started in the broker's nursery) works in rounds: it captures a flush plan (on the
+trio thread) for every log with a request or a waiter and hands the round's plans to a small pool of long-lived
+flusher threads, which run them side by side; the thread that finishes the round's last plan queues it back and
+wakes the task once, which settles every waiter of the round's logs and starts the next round if anything was
+appended meanwhile. So requests arriving while a round runs share the next one (the number of fsyncs follows the
+disk's speed, not the request rate), no thread is started or handed over per request or per round, and a round
+costs about one fsync's latency however many logs it covers: on ext4 (and XFS) concurrent fsyncs join one journal
+commit, so they also end together.
 
 An fsync error takes the log offline and fails its waiters with KAFKA_STORAGE_ERROR. The flush is never retried:
 after a failed fsync the kernel may have dropped the dirty pages, so a later "successful" fsync would acknowledge
@@ -82,7 +82,9 @@ class GroupCommitter:
         # flusher threads take plans from `_plans` and put them, executed, on `_finished`
         self._plans: queue.SimpleQueue[_Flush | None] = queue.SimpleQueue()
         self._finished: collections.deque[_Flush] = collections.deque()
-        self._wake_pending = False  # a wake-up of the task is on its way from a flusher thread
+        self._round_size = (
+            0  # flushes in the round in flight: the thread that finishes the last one wakes the task
+        )
         self._token: trio.lowlevel.TrioToken | None = None
         # Flushes done so far (one log each): lets tests (and metrics) see how many produces shared one.
         self.rounds = 0
@@ -151,6 +153,7 @@ class GroupCommitter:
         for every log that needs one."""
         if self._in_flight:
             return
+        flushes: list[_Flush] = []
         for log in [*self._waiters, *self._requests]:
             if log in self._in_flight:
                 continue
@@ -167,7 +170,10 @@ class GroupCommitter:
                     self._on_flushed(log)
                 continue
             self._in_flight.add(log)
-            self._plans.put(_Flush(log, plan))
+            flushes.append(_Flush(log, plan))
+        self._round_size = len(flushes)
+        for flush in flushes:
+            self._plans.put(flush)
 
     def _flusher_thread(self) -> None:
         """A flusher thread: execute plans until told to stop (None)."""
@@ -180,10 +186,10 @@ class GroupCommitter:
                 flush.error = e
             flush.seconds = time.perf_counter() - started
             finished.append(flush)
-            # One wake-up for however many flushes finish before the task runs (it clears the flag first, then
-            # takes every finished flush: one appended after the clear sends its own wake-up).
-            if not self._wake_pending:
-                self._wake_pending = True
+            # The round's fsyncs end together (they share the journal commit), and a produce usually waits for
+            # several of its logs: one wake-up per round, from whichever thread finds the round complete (no one
+            # takes from `finished` before that wake-up, so the last to append always does; two may: harmless).
+            if len(finished) == self._round_size:
                 assert self._token is not None
                 try:
                     self._token.run_sync_soon(self._wake)
@@ -191,10 +197,13 @@ class GroupCommitter:
                     return
 
     def _wake(self) -> None:
-        self._wake_pending = False
+        # On the trio thread: the task may have replaced the event since the flusher thread asked.
         self._work.set()
 
     def _settle_finished(self) -> None:
+        if len(self._finished) < self._round_size:
+            return
+        self._round_size = 0
         while self._finished:
             flush = self._finished.popleft()
             log = flush.log
