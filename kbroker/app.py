@@ -53,6 +53,7 @@ from kbroker.monitoring.admin_listener import (
 from kbroker.monitoring.collector import BrokerState
 from kbroker.monitoring.console_api import ConsoleApi
 from kbroker.replication.client import Connector, plaintext_connector
+from kbroker.replication.fetch_session import FetchManager, FetchSessionCache
 from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import DynamicSettings, ReplicaManager, ReplicationSettings
 from kbroker.request_log import RequestLog
@@ -134,6 +135,7 @@ class Broker:
             groups=self.groups,
             committer=self.committer,
             requests=self.dispatcher.stats,
+            fetch_sessions=self.services.fetch_sessions,
         )
         # The console's own Kafka client connects to this broker without credentials: through a PLAINTEXT
         # listener if there is one, else the inter-broker one (whose secured requests then fail with a message).
@@ -444,6 +446,13 @@ def _assemble(
         authorizer=authorizer,
         quotas=quotas,
         transactions=transactions,
+        fetch_sessions=FetchManager(
+            FetchSessionCache(
+                config.max_incremental_fetch_session_cache_slots,
+                config.min_incremental_fetch_session_eviction_ms,
+            ),
+            clock,
+        ),
     )
     return Broker(
         config=config,

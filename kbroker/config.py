@@ -168,6 +168,20 @@ _DEFS = [
     ),
     ConfigDef("replica.fetch.wait.max.ms", "int", "500", "Follower fetch long-poll time."),
     ConfigDef("replica.fetch.max.bytes", "int", "1048576", "Follower fetch size per partition."),
+    ConfigDef(
+        "max.incremental.fetch.session.cache.slots",
+        "int",
+        "1000",
+        "Most incremental fetch sessions (KIP-227) this broker keeps, in 8 shards of slots/8 as Kafka 3.9 (fewer "
+        "than 8: no sessions).",
+    ),
+    ConfigDef(
+        "min.incremental.fetch.session.eviction.ms",
+        "long",
+        "120000",
+        "A fetch session unused this long may be evicted by a new one, and a consumer's session older than this by a "
+        "larger one (kbroker's own: Kafka's fixed 120000).",
+    ),
     ConfigDef("offsets.topic.num.partitions", "int", "50", "Partitions of __consumer_offsets."),
     ConfigDef(
         "offsets.topic.replication.factor",
@@ -634,6 +648,8 @@ class BrokerConfig:
     log_cleaner_backoff_ms: int
     replica_lag_time_max_ms: int
     replica_fetch_wait_max_ms: int
+    max_incremental_fetch_session_cache_slots: int
+    min_incremental_fetch_session_eviction_ms: int
     replica_fetch_max_bytes: int
     unclean_leader_election_enable: bool
     offsets_topic_num_partitions: int
@@ -724,6 +740,8 @@ class BrokerConfig:
             log_cleaner_backoff_ms=raw.number("log.cleaner.backoff.ms"),
             replica_lag_time_max_ms=raw.number("replica.lag.time.max.ms"),
             replica_fetch_wait_max_ms=raw.number("replica.fetch.wait.max.ms"),
+            max_incremental_fetch_session_cache_slots=raw.number("max.incremental.fetch.session.cache.slots"),
+            min_incremental_fetch_session_eviction_ms=raw.number("min.incremental.fetch.session.eviction.ms"),
             replica_fetch_max_bytes=raw.number("replica.fetch.max.bytes"),
             unclean_leader_election_enable=raw.flag("unclean.leader.election.enable"),
             offsets_topic_num_partitions=raw.number("offsets.topic.num.partitions"),

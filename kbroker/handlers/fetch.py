@@ -13,16 +13,28 @@ offset) whose records overlap what they read, so they can skip those records (do
 From v16 (KIP-951) a partition refused with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH names its current leader
 and epoch, and the response lists that leader's endpoint, as Kafka 3.9 does (Kafka 4 leaves the endpoints out of
 the answer to a follower's fetch).
-Not implemented: fetch sessions (KIP-227: we always answer session_id 0, which makes clients send full fetches),
-preferred read replicas (KIP-392: always -1).
+Fetch sessions (KIP-227, from v7): the request's session id and epoch pick a fetch context
+(kbroker/replication/fetch_session.py): a full fetch (epoch 0) answers every partition and may create a session, an
+incremental one reads every partition of its session and answers those with something new, epoch -1 or a version
+before 7 is sessionless (session id 0), and a session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
+FETCH_SESSION_TOPIC_ID_ERROR) is a top-level error with no partitions, answered at once.
+Not implemented: preferred read replicas (KIP-392: always -1).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from kbroker.common import TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
+from kbroker.replication.fetch_session import (
+    INVALID_SESSION_ID,
+    CachedPartition,
+    FetchContext,
+    PartitionAnswer,
+    PartitionKey,
+)
 from kbroker.replication.partition import PartitionRead
 from kbroker.replication.replica_manager import FetchParams, FetchPartition
 from kbroker.security.acl import AclOperation as Op
@@ -40,6 +52,7 @@ from protocol.messages.fetch_response import (
 
 ZERO_UUID = uuid.UUID(int=0)
 LEADER_HINTS_VERSION = 16
+SESSIONS_VERSION = 7
 
 
 @handles(FetchRequest, 4, 17)
@@ -47,42 +60,41 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
     by_id = ctx.api_version >= 13
     image = ctx.services.metadata.image()
     replica_id = req.replica_state.replica_id if ctx.api_version >= 15 else req.replica_id
+    context = _fetch_context(ctx, req, replica_id)
+    if context.error != ErrorCode.NONE:
+        return FetchResponse(error_code=context.error, session_id=INVALID_SESSION_ID)
     # A follower needs CLUSTER_ACTION on the cluster; a consumer READ on each topic (Kafka's rules).
     follower_allowed = replica_id >= 0 and ctx.authorize_cluster(Op.CLUSTER_ACTION)
-    responses: list[FetchableTopicResponse] = []
+    # One response slot per partition the context reads (an incremental fetch: every partition of its session).
+    slots: list[PartitionData] = []
     # (response slot, its partition in the fetch) for every partition the replica manager reads.
     wanted: list[tuple[PartitionData, FetchPartition]] = []
-    for fetch_topic in req.topics:
-        if by_id:
-            topic = image.topics_by_id.get(fetch_topic.topic_id)
-            name = topic.name if topic is not None else None
-        else:
-            name = fetch_topic.topic
-        topic_response = FetchableTopicResponse(
-            topic="" if by_id else fetch_topic.topic, topic_id=fetch_topic.topic_id if by_id else ZERO_UUID
-        )
-        responses.append(topic_response)
-        for part in fetch_topic.partitions:
-            data = PartitionData(partition_index=part.partition, high_watermark=-1, records=b"")
-            topic_response.partitions.append(data)
-            if name is None:
-                data.error_code = ErrorCode.UNKNOWN_TOPIC_ID
-                continue
-            if not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
-                data.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                continue
-            wanted.append(
-                (
-                    data,
-                    FetchPartition(
-                        TopicPartition(name, part.partition),
-                        part.fetch_offset,
-                        part.partition_max_bytes,
-                        part.current_leader_epoch,
-                        part.log_start_offset,
-                    ),
-                )
+    for part in context.partitions():
+        if by_id and part.topic is None:
+            # As Kafka: an id is resolved once, and a session's unknown id is tried again on each fetch.
+            topic = image.topics_by_id.get(part.topic_id)
+            part.topic = topic.name if topic is not None else None
+        name = part.topic
+        data = PartitionData(partition_index=part.partition, high_watermark=-1, records=b"")
+        slots.append(data)
+        if name is None:
+            data.error_code = ErrorCode.UNKNOWN_TOPIC_ID
+            continue
+        if not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
+            data.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            continue
+        wanted.append(
+            (
+                data,
+                FetchPartition(
+                    TopicPartition(name, part.partition),
+                    part.fetch_offset,
+                    part.max_bytes,
+                    part.current_leader_epoch,
+                    part.fetcher_log_start_offset,
+                ),
             )
+        )
     params = FetchParams(
         replica_id=replica_id,
         max_wait_ms=req.max_wait_ms,
@@ -101,8 +113,82 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         # codec takes it in a records field, which the generated type (what decoding gives) does not say.
         data.records = read.records  # type: ignore[assignment]
         data.aborted_transactions = _aborted_transactions(read)
+    answers = [
+        PartitionAnswer(
+            data.error_code,
+            data.high_watermark,
+            data.log_start_offset,
+            len(data.records or b""),
+            data.preferred_read_replica,
+            data.diverging_epoch.epoch >= 0,
+        )
+        for data in slots
+    ]
+    error, session_id, included = context.respond(answers)
+    if error != ErrorCode.NONE:
+        return FetchResponse(error_code=error, session_id=session_id)
+    responses = _topic_responses(context.partitions(), slots, included, by_id)
     endpoints = _leader_hints(ctx, responses) if ctx.api_version >= LEADER_HINTS_VERSION else []
-    return FetchResponse(responses=responses, session_id=0, node_endpoints=endpoints)
+    return FetchResponse(responses=responses, session_id=session_id, node_endpoints=endpoints)
+
+
+def _fetch_context(ctx: RequestContext, req: FetchRequest, replica_id: int) -> FetchContext:
+    """The request's partitions as a FetchContext (kbroker/replication/fetch_session.py): sessionless before v7
+    (no session fields), else whatever its session id and epoch ask for."""
+    by_id = ctx.api_version >= 13
+    fetch_data = [
+        CachedPartition(
+            topic_id=fetch_topic.topic_id if by_id else ZERO_UUID,
+            topic=None if by_id else fetch_topic.topic,
+            partition=part.partition,
+            fetch_offset=part.fetch_offset,
+            max_bytes=part.partition_max_bytes,
+            current_leader_epoch=part.current_leader_epoch,
+            fetcher_log_start_offset=part.log_start_offset,
+            last_fetched_epoch=part.last_fetched_epoch,
+        )
+        for fetch_topic in req.topics
+        for part in fetch_topic.partitions
+    ]
+    if ctx.api_version < SESSIONS_VERSION:
+        return FetchContext(fetch_data)
+    forgotten: list[PartitionKey] = [
+        (forgotten_topic.topic_id if by_id else forgotten_topic.topic, index)
+        for forgotten_topic in req.forgotten_topics_data
+        for index in forgotten_topic.partitions
+    ]
+    return ctx.services.fetch_sessions.new_context(
+        session_id=req.session_id,
+        epoch=req.session_epoch,
+        privileged=replica_id >= 0,
+        uses_topic_ids=by_id,
+        fetch_data=fetch_data,
+        forgotten=forgotten,
+    )
+
+
+def _topic_responses(
+    partitions: Sequence[CachedPartition], slots: list[PartitionData], included: list[bool], by_id: bool
+) -> list[FetchableTopicResponse]:
+    """The included partitions, in the context's order, each run of one topic's partitions as one topic entry (as
+    Kafka builds its response: a topic comes twice if a session's order splits it)."""
+    responses: list[FetchableTopicResponse] = []
+    last: CachedPartition | None = None
+    for part, data, include in zip(partitions, slots, included, strict=True):
+        if not include:
+            continue
+        if last is None or (part.topic_id, part.topic if not by_id else None) != (
+            last.topic_id,
+            last.topic if not by_id else None,
+        ):
+            responses.append(
+                FetchableTopicResponse(
+                    topic="" if by_id else (part.topic or ""), topic_id=part.topic_id if by_id else ZERO_UUID
+                )
+            )
+        responses[-1].partitions.append(data)
+        last = part
+    return responses
 
 
 def _leader_hints(ctx: RequestContext, responses: list[FetchableTopicResponse]) -> list[NodeEndpoint]:

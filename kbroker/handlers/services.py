@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kbroker.clock import Clock
+from kbroker.clock import Clock, SystemClock
 from kbroker.common import TopicPartition
 from kbroker.config import BrokerConfig
 from kbroker.coordinator.coordinator import (
@@ -32,6 +32,7 @@ from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
 from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
 from kbroker.metadata.api import ClusterAdmin, MetadataView, ProducerIdManager, SecurityAdmin, TopicAdmin
 from kbroker.metadata.image import BrokerRegistration
+from kbroker.replication.fetch_session import FetchManager, FetchSessionCache
 from kbroker.replication.partition import PartitionRead
 from kbroker.replication.replica_manager import FetchParams, LogDirPartition, ProduceResult
 from kbroker.security.authorizer import AllowAll, Authorizer
@@ -209,3 +210,7 @@ class BrokerServices:
     """None when no listener uses SASL."""
     authorizer: Authorizer = field(default_factory=AllowAll)
     quotas: ClientQuotas = field(default_factory=lambda: ClientQuotas(11, 1))
+    fetch_sessions: FetchManager = field(
+        default_factory=lambda: FetchManager(FetchSessionCache(1000, 120_000), SystemClock())
+    )
+    """The fetch session cache (KIP-227)."""

@@ -21,6 +21,7 @@ from kbroker.common import TopicPartition
 from kbroker.coordinator.wiring import GroupService
 from kbroker.log.flusher import GroupCommitter
 from kbroker.metadata.api import MetadataView
+from kbroker.replication.fetch_session import FetchManager
 from kbroker.replication.replica_manager import ReplicaManager
 from kbroker.stats import LatencyHistogram, RequestStats
 from protocol.errors import ErrorCode
@@ -37,6 +38,7 @@ class BrokerState:
     groups: GroupService
     committer: GroupCommitter
     requests: RequestStats
+    fetch_sessions: FetchManager | None = None
 
 
 def _histogram(name: str, doc: str, label: str, series: dict[str, LatencyHistogram]) -> HistogramMetricFamily:
@@ -54,6 +56,7 @@ class BrokerCollector(Collector):
         yield from self._topic_traffic()
         yield from self._requests()
         yield from self._replication()
+        yield from self._fetch_sessions()
         yield from self._logs()
         yield from self._consumer_groups()
 
@@ -169,6 +172,42 @@ class BrokerCollector(Collector):
             "ISR expansions of partitions led here.",
             value=stats.isr_expands,
         )
+
+    def _fetch_sessions(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        """Kafka's FetchSessionCache metrics, and kbroker's own count of fetches by kind of fetch context."""
+        manager = self.state.fetch_sessions
+        if manager is None:
+            return
+        yield GaugeMetricFamily(
+            "kafka_server_fetchsessioncache_numincrementalfetchsessions",
+            "Incremental fetch sessions in the cache (NumIncrementalFetchSessions).",
+            value=manager.cache.size,
+        )
+        yield GaugeMetricFamily(
+            "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached",
+            "Partitions of all incremental fetch sessions (NumIncrementalFetchPartitionsCached).",
+            value=manager.cache.total_partitions,
+        )
+        yield CounterMetricFamily(
+            "kafka_server_fetchsessioncache_incrementalfetchsessionevictions",
+            "Fetch sessions evicted to make room for new ones (IncrementalFetchSessionEvictionsPerSec).",
+            value=manager.stats.evictions,
+        )
+        requests = CounterMetricFamily(
+            "kafka_server_fetchsessioncache_fetchrequests",
+            "Fetch requests by context: full (creates a session), incremental, sessionless, error (kbroker's own).",
+            labels=["context"],
+        )
+        partitions = CounterMetricFamily(
+            "kafka_server_fetchsessioncache_fetchrequestpartitions",
+            "Partitions listed in those fetch requests, by context (kbroker's own).",
+            labels=["context"],
+        )
+        for kind in ("full", "incremental", "sessionless", "error"):
+            requests.add_metric([kind], manager.stats.requests.get(kind, 0))
+            partitions.add_metric([kind], manager.stats.request_partitions.get(kind, 0))
+        yield requests
+        yield partitions
 
     def _logs(self) -> Iterator[GaugeMetricFamily]:
         labels = ["topic", "partition"]

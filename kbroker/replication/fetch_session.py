@@ -1,0 +1,441 @@
+"""Incremental fetch sessions (KIP-227): Kafka's FetchManager, FetchSessionCache and FetchSession.
+
+A client (consumer or follower) that fetches many partitions asks, with session id 0 and epoch 0, for a session: the
+full fetch lists every partition and its answer carries the new session's id. Its later fetches are incremental:
+they name the session and its next epoch, list only the partitions added or whose fetch position changed, and list
+in `forgotten_topics_data` those to drop; the broker reads every partition of the session and answers only those
+with something new (Kafka's rule, `CachedPartition.must_respond`). Epoch -1 ends a session (a full fetch that creates
+none: sessionless). A session is not tied to a connection: it lives in the cache until a full fetch names it, its
+last partition is forgotten, or the cache evicts it.
+
+The cache is Kafka 3.9's: `max.incremental.fetch.session.cache.slots` sessions in all, split into NUM_SHARDS shards
+of slots / NUM_SHARDS each, new sessions going to the shards in turn (so, as in Kafka, fewer than NUM_SHARDS slots
+means no sessions at all). A new session that finds its shard full may evict, in this order: the least recently
+used session if unused for `min.incremental.fetch.session.eviction.ms`; else the least valuable evictable session
+(by privileged (a follower's), then partition count, then id) if the new one is at least as valuable. A consumer's
+session becomes evictable that way once it is older than the eviction time; a follower's (privileged) session can
+evict a consumer's at any age. Everything here is plain synchronous code on the trio thread, timed by the injected
+clock; kbroker/handlers/fetch.py drives it.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from kbroker.clock import Clock
+from protocol.errors import ErrorCode
+
+INVALID_SESSION_ID = 0
+INITIAL_EPOCH = 0
+"""A full fetch asking for a new session."""
+FINAL_EPOCH = -1
+"""A full fetch closing its session (if any) and asking for none: sessionless."""
+NUM_SHARDS = 8
+"""Kafka 3.9's shard count (KAFKA-9401): each shard holds slots / NUM_SHARDS sessions."""
+INT32_MAX = 2**31 - 1
+ZERO_UUID = uuid.UUID(int=0)
+
+PartitionKey = tuple[uuid.UUID | str, int]
+"""(topic id, partition) in a session using topic ids (Fetch v13+), else (topic name, partition)."""
+
+
+def next_epoch(epoch: int) -> int:
+    if epoch < 0:
+        return FINAL_EPOCH
+    return 1 if epoch == INT32_MAX else epoch + 1
+
+
+@dataclass(slots=True)
+class CachedPartition:
+    """One partition of a fetch: what the client asked (fetch offset, max bytes, its leader epoch and log start) and,
+    in a session, what it was last told (high watermark, log start offset here)."""
+
+    topic_id: uuid.UUID
+    topic: str | None
+    """None while a topic id names no topic this broker knows (answered UNKNOWN_TOPIC_ID)."""
+    partition: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int = -1
+    fetcher_log_start_offset: int = -1
+    last_fetched_epoch: int = -1
+    high_watermark: int = -1
+    local_log_start_offset: int = -1
+
+    @property
+    def key(self) -> PartitionKey:
+        return (
+            (self.topic_id, self.partition)
+            if self.topic_id != ZERO_UUID
+            else (self.topic or "", self.partition)
+        )
+
+    def update_request(self, other: CachedPartition) -> None:
+        self.fetch_offset = other.fetch_offset
+        self.max_bytes = other.max_bytes
+        self.current_leader_epoch = other.current_leader_epoch
+        self.fetcher_log_start_offset = other.fetcher_log_start_offset
+        self.last_fetched_epoch = other.last_fetched_epoch
+
+    def must_respond(self, answer: PartitionAnswer, update: bool = True) -> bool:
+        """Kafka's rule for an incremental response: a partition is included if it has records, its high watermark
+        or log start offset changed since the client was last told, it names a preferred read replica or a
+        diverging epoch, or it has an error (which also forgets the high watermark, so the partition comes back
+        once the error goes). Not the last stable offset: Kafka does not compare it either."""
+        respond = answer.records_size > 0 or answer.preferred_read_replica >= 0 or answer.diverging
+        if self.high_watermark != answer.high_watermark:
+            respond = True
+            if update:
+                self.high_watermark = answer.high_watermark
+        if self.local_log_start_offset != answer.log_start_offset:
+            respond = True
+            if update:
+                self.local_log_start_offset = answer.log_start_offset
+        if answer.error != ErrorCode.NONE:
+            respond = True
+            if update:
+                self.high_watermark = -1
+        return respond
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionAnswer:
+    """What a partition's answer says, as far as the session rule looks at it."""
+
+    error: int
+    high_watermark: int
+    log_start_offset: int
+    records_size: int
+    preferred_read_replica: int = -1
+    diverging: bool = False
+
+
+@dataclass(eq=False)
+class FetchSession:
+    id: int
+    privileged: bool
+    """A follower's session: it may evict a consumer's at any age."""
+    partitions: dict[PartitionKey, CachedPartition]
+    """In Kafka's order: insertion, with a partition that returned records moved to the end (so that, under
+    max_bytes, the others are read first next time)."""
+    uses_topic_ids: bool
+    creation_ms: int
+    last_used_ms: int
+    epoch: int
+    cached_size: int = -1
+    """The size the cache counts this session at (set by `touch`); -1 when not in the cache."""
+    evictable_by_all: bool = False
+    evictable_by_privileged: bool = False
+
+    def update(self, fetch_data: Iterable[CachedPartition], forgotten: Iterable[PartitionKey]) -> None:
+        for wanted in fetch_data:
+            cached = self.partitions.get(wanted.key)
+            if cached is None:
+                self.partitions[wanted.key] = wanted
+            else:
+                cached.update_request(wanted)
+        for key in forgotten:
+            self.partitions.pop(key, None)
+
+    def evictable_key(self) -> tuple[bool, int, int]:
+        return (self.privileged, self.cached_size, self.id)
+
+
+@dataclass
+class FetchSessionStats:
+    """Counters for the metrics (kbroker/monitoring/collector.py), per request, never per partition."""
+
+    evictions: int = 0
+    requests: dict[str, int] = field(default_factory=dict)
+    """Fetch requests by context: full, incremental, sessionless, error."""
+    request_partitions: dict[str, int] = field(default_factory=dict)
+    """Partitions listed in those requests (an incremental fetch lists only what changed)."""
+
+    def count(self, kind: str, partitions: int) -> None:
+        self.requests[kind] = self.requests.get(kind, 0) + 1
+        self.request_partitions[kind] = self.request_partitions.get(kind, 0) + partitions
+
+
+class FetchSessionCacheShard:
+    def __init__(
+        self, max_entries: int, eviction_ms: int, stats: FetchSessionStats, id_range: int, shard_num: int
+    ) -> None:
+        self.max_entries = max_entries
+        self.eviction_ms = eviction_ms
+        self.stats = stats
+        self.id_range = id_range
+        self.shard_num = shard_num
+        self.sessions: dict[int, FetchSession] = {}
+        self.num_partitions = 0
+
+    def _new_session_id(self) -> int:
+        while True:
+            session_id = random.randrange(
+                max(1, self.shard_num * self.id_range), (self.shard_num + 1) * self.id_range
+            )
+            if session_id not in self.sessions:
+                return session_id
+
+    def maybe_create_session(
+        self,
+        now_ms: int,
+        privileged: bool,
+        partitions: dict[PartitionKey, CachedPartition],
+        uses_topic_ids: bool,
+    ) -> int:
+        """A new session's id, or INVALID_SESSION_ID if the shard is full and nothing may be evicted."""
+        if len(self.sessions) >= self.max_entries and not self._try_evict(
+            privileged, len(partitions), now_ms
+        ):
+            return INVALID_SESSION_ID
+        session = FetchSession(
+            self._new_session_id(),
+            privileged,
+            partitions,
+            uses_topic_ids,
+            now_ms,
+            now_ms,
+            next_epoch(INITIAL_EPOCH),
+        )
+        self.sessions[session.id] = session
+        self.touch(session, now_ms)
+        return session.id
+
+    def _try_evict(self, privileged: bool, size: int, now_ms: int) -> bool:
+        # A shard holds slots / NUM_SHARDS sessions (125 by default): a scan is cheap, and runs only when a full
+        # shard gets a new session.
+        if not self.sessions:
+            return False
+        stalest = min(self.sessions.values(), key=lambda s: (s.last_used_ms, s.id))
+        if now_ms - stalest.last_used_ms > self.eviction_ms:
+            self._evict(stalest)
+            return True
+        candidates = [
+            s
+            for s in self.sessions.values()
+            if (s.evictable_by_privileged if privileged else s.evictable_by_all)
+        ]
+        if not candidates:
+            return False
+        least = min(candidates, key=FetchSession.evictable_key)
+        # Kafka compares (privileged, size, 0) with the candidate's key: equal size never evicts (ids are > 0).
+        if (privileged, size, 0) < least.evictable_key():
+            return False
+        self._evict(least)
+        return True
+
+    def _evict(self, session: FetchSession) -> None:
+        self.remove(session.id)
+        self.stats.evictions += 1
+
+    def remove(self, session_id: int) -> FetchSession | None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.num_partitions -= session.cached_size
+            session.cached_size = -1
+        return session
+
+    def touch(self, session: FetchSession, now_ms: int) -> None:
+        """Mark the session used now; whether it is evictable is decided here, as Kafka does (by its age now)."""
+        session.last_used_ms = now_ms
+        if session.cached_size != -1:
+            self.num_partitions -= session.cached_size
+        session.cached_size = len(session.partitions)
+        old = now_ms - session.creation_ms > self.eviction_ms
+        session.evictable_by_privileged = not session.privileged or old
+        session.evictable_by_all = old
+        self.num_partitions += session.cached_size
+
+
+class FetchSessionCache:
+    def __init__(self, max_slots: int, eviction_ms: int) -> None:
+        self.stats = FetchSessionStats()
+        id_range = INT32_MAX // NUM_SHARDS
+        self.shards = [
+            FetchSessionCacheShard(max_slots // NUM_SHARDS, eviction_ms, self.stats, id_range, n)
+            for n in range(NUM_SHARDS)
+        ]
+        self._counter = 0
+
+    def shard_for(self, session_id: int) -> FetchSessionCacheShard | None:
+        index = session_id // self.shards[0].id_range
+        return self.shards[index] if 0 <= index < len(self.shards) else None
+
+    def next_shard(self) -> FetchSessionCacheShard:
+        """New sessions go to the shards in turn (Kafka's round robin)."""
+        shard = self.shards[self._counter % len(self.shards)]
+        self._counter = (self._counter + 1) % (2**31)
+        return shard
+
+    @property
+    def size(self) -> int:
+        return sum(len(shard.sessions) for shard in self.shards)
+
+    @property
+    def total_partitions(self) -> int:
+        return sum(shard.num_partitions for shard in self.shards)
+
+
+# ---- fetch contexts: what one Fetch request reads, and which partitions its answer carries -------------------------
+
+
+class FetchContext:
+    """Sessionless: the request's partitions, all answered; session id 0."""
+
+    kind = "sessionless"
+
+    def __init__(self, fetch_data: Sequence[CachedPartition]) -> None:
+        self.fetch_data = fetch_data
+
+    @property
+    def error(self) -> ErrorCode:
+        return ErrorCode.NONE
+
+    def partitions(self) -> Sequence[CachedPartition]:
+        return self.fetch_data
+
+    def respond(self, answers: Sequence[PartitionAnswer]) -> tuple[ErrorCode, int, list[bool]]:
+        """(top-level error, session id, whether each partition of `partitions()` is in the response)."""
+        return ErrorCode.NONE, INVALID_SESSION_ID, [True] * len(answers)
+
+
+class SessionErrorContext(FetchContext):
+    """The session is unknown, or the request's epoch or version does not fit it: nothing is read, the answer is the
+    error alone, session id 0."""
+
+    kind = "error"
+
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(())
+        self._error = error
+
+    @property
+    def error(self) -> ErrorCode:
+        return self._error
+
+    def respond(self, answers: Sequence[PartitionAnswer]) -> tuple[ErrorCode, int, list[bool]]:
+        return self._error, INVALID_SESSION_ID, []
+
+
+class FullFetchContext(FetchContext):
+    """A full fetch asking for a session: every partition answered; the session (if the cache has room) is made of
+    them and what they were told."""
+
+    kind = "full"
+
+    def __init__(
+        self,
+        fetch_data: Sequence[CachedPartition],
+        cache: FetchSessionCache,
+        clock: Clock,
+        privileged: bool,
+        uses_topic_ids: bool,
+    ) -> None:
+        super().__init__(fetch_data)
+        self.cache = cache
+        self.clock = clock
+        self.privileged = privileged
+        self.uses_topic_ids = uses_topic_ids
+
+    def respond(self, answers: Sequence[PartitionAnswer]) -> tuple[ErrorCode, int, list[bool]]:
+        partitions: dict[PartitionKey, CachedPartition] = {}
+        for wanted, answer in zip(self.fetch_data, answers, strict=True):
+            wanted.high_watermark = answer.high_watermark
+            wanted.local_log_start_offset = answer.log_start_offset
+            partitions[wanted.key] = wanted
+        shard = self.cache.next_shard()
+        session_id = shard.maybe_create_session(
+            self.clock.monotonic_ms(), self.privileged, partitions, self.uses_topic_ids
+        )
+        return ErrorCode.NONE, session_id, [True] * len(answers)
+
+
+class IncrementalFetchContext(FetchContext):
+    """An incremental fetch: every partition of the session is read; the answer carries those `must_respond`
+    picks."""
+
+    kind = "incremental"
+
+    def __init__(self, session: FetchSession, request_epoch: int) -> None:
+        super().__init__(list(session.partitions.values()))
+        self.session = session
+        self.request_epoch = request_epoch
+
+    def respond(self, answers: Sequence[PartitionAnswer]) -> tuple[ErrorCode, int, list[bool]]:
+        session = self.session
+        if session.epoch != next_epoch(self.request_epoch):
+            # Another request of this session was answered while this one waited (a duplicate): as Kafka.
+            return ErrorCode.INVALID_FETCH_SESSION_EPOCH, session.id, []
+        included = []
+        for cached, answer in zip(self.fetch_data, answers, strict=True):
+            respond = cached.must_respond(answer)
+            included.append(respond)
+            if respond and answer.records_size > 0 and session.partitions.get(cached.key) is cached:
+                # To the end of the session's order: the partitions that got nothing are read first next time.
+                del session.partitions[cached.key]
+                session.partitions[cached.key] = cached
+        return ErrorCode.NONE, session.id, included
+
+
+class FetchManager:
+    """Turns a Fetch request's session fields into its FetchContext (Kafka's FetchManager.newContext)."""
+
+    def __init__(self, cache: FetchSessionCache, clock: Clock) -> None:
+        self.cache = cache
+        self.clock = clock
+
+    @property
+    def stats(self) -> FetchSessionStats:
+        return self.cache.stats
+
+    def new_context(
+        self,
+        *,
+        session_id: int,
+        epoch: int,
+        privileged: bool,
+        uses_topic_ids: bool,
+        fetch_data: list[CachedPartition],
+        forgotten: list[PartitionKey],
+    ) -> FetchContext:
+        context = self._new_context(session_id, epoch, privileged, uses_topic_ids, fetch_data, forgotten)
+        self.stats.count(context.kind, len(fetch_data))
+        return context
+
+    def _new_context(
+        self,
+        session_id: int,
+        epoch: int,
+        privileged: bool,
+        uses_topic_ids: bool,
+        fetch_data: list[CachedPartition],
+        forgotten: list[PartitionKey],
+    ) -> FetchContext:
+        if epoch in (INITIAL_EPOCH, FINAL_EPOCH):
+            if session_id != INVALID_SESSION_ID:
+                # A full fetch naming a session closes it.
+                shard = self.cache.shard_for(session_id)
+                if shard is not None:
+                    shard.remove(session_id)
+            if epoch == FINAL_EPOCH:
+                return FetchContext(fetch_data)
+            return FullFetchContext(fetch_data, self.cache, self.clock, privileged, uses_topic_ids)
+        shard = self.cache.shard_for(session_id)
+        session = shard.sessions.get(session_id) if shard is not None else None
+        if shard is None or session is None:
+            return SessionErrorContext(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+        if session.epoch != epoch:
+            return SessionErrorContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+        if session.uses_topic_ids != uses_topic_ids:
+            return SessionErrorContext(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
+        session.update(fetch_data, forgotten)
+        if not session.partitions:
+            # Its last partition forgotten: the session ends, and this fetch is answered without one.
+            shard.remove(session_id)
+            return FetchContext(fetch_data)
+        shard.touch(session, self.clock.monotonic_ms())
+        session.epoch = next_epoch(session.epoch)
+        return IncrementalFetchContext(session, epoch)
