@@ -15,7 +15,9 @@ tests/test_fetch_sessions.py.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,6 +28,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
+from compat.clients.franz import FranzProgram
 from compat.kafka import KAFKA_3
 from compat.kafka.process import KafkaProcess
 from protocol.messages.fetch_request import (
@@ -36,8 +39,9 @@ from protocol.messages.fetch_request import (
     ReplicaState,
 )
 from protocol.messages.metadata_request import MetadataRequest
-from tests.broker_process import BrokerProcess
-from tests.test_groups_support import Wire, create_topic, wait_for
+from tests.broker_process import BrokerProcess, free_port
+from tests.test_groups_support import Wire, create_topic, produce, wait_for
+from tests.test_metrics import Samples, scrape, value
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -264,3 +268,87 @@ def test_kbroker_traces_as_kafka() -> None:
     if len(TRACES) < 2:
         pytest.fail(f"a scenario above did not finish: traces of {sorted(TRACES)} only")
     assert TRACES["kbroker"] == TRACES[f"kafka-{KAFKA_3}"]
+
+
+# ---- a stock client that uses sessions: franz-go consuming 1,000 partitions from kbroker ---------------------------
+
+MANY = 1_000
+ACTIVE = (7, 500, 999)
+ROUNDS = 5
+
+
+def test_franz_go_consumes_many_partitions_incrementally(franz_program: FranzProgram, tmp_path: Path) -> None:
+    """franz-go (kgo) reading a topic of 1,000 partitions, most idle: after its first, full fetch its fetches are
+    incremental and list a handful of partitions (the ones whose position moved), and it reads every record exactly
+    once. What it sent is read from the broker's FetchSessionCache metrics."""
+    admin_port = free_port()
+    broker = BrokerProcess(
+        tmp_path / "data",
+        overrides={"admin.listener": f"http://127.0.0.1:{admin_port}"},
+        log_path=tmp_path / "broker.log",
+    )
+    broker.start()
+    metrics = f"http://127.0.0.1:{admin_port}"
+    consumer: subprocess.Popen[str] | None = None
+    try:
+        topic = create_topic(broker.bootstrap, MANY, prefix="many")
+        produce(broker.bootstrap, topic, MANY, MANY)  # one record in every partition
+        later = ROUNDS * len(ACTIVE) * 10
+        consumer = subprocess.Popen(
+            franz_program.command(broker.bootstrap, "consume", topic, str(MANY), str(MANY + later), "90"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # kgo adds partitions to its session as it learns where each starts: wait until all 1,000 are in it.
+        cached = "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached"
+        wait_for("all partitions in the session", lambda: value(scrape(metrics), cached) >= MANY or None, 60)
+        before = scrape(metrics)
+        seen = _fetches(before)
+        for round_ in range(ROUNDS):
+            # Each round once the consumer waits in its next fetch (parked: nothing new in its 1,000 partitions).
+            wait_for(
+                f"round {round_}: the consumer's next fetch parked", lambda s=seen: _parked(metrics, s), 60
+            )
+            seen = _fetches(scrape(metrics))
+            for partition in ACTIVE:
+                produce_to(broker.bootstrap, topic, partition, count=10)
+        out, err = consumer.communicate(timeout=120)
+        assert consumer.returncode == 0, err[-3000:]
+        lines = [json.loads(line) for line in out.splitlines()]
+        records = [(line["partition"], line["offset"]) for line in lines if "offset" in line]
+        assert len(records) == len(set(records)) == MANY + later, "every record exactly once"
+        assert {p for p, _ in records} == set(range(MANY))
+
+        after = scrape(metrics)
+        requests = {k: value(after, REQUESTS, context=k) for k in ("full", "incremental", "sessionless")}
+        assert requests["sessionless"] <= 1, requests  # kgo closes its session (epoch -1) as it stops
+        assert requests["full"] <= 2, requests  # its first fetch (and one more if a session had to be remade)
+        # Once the session holds every partition, each fetch is incremental and lists only the partitions whose
+        # position moved (the three active ones at most), never the 1,000.
+        incremental = value(after, REQUESTS, context="incremental") - value(
+            before, REQUESTS, context="incremental"
+        )
+        listed = value(after, LISTED, context="incremental") - value(before, LISTED, context="incremental")
+        assert value(after, REQUESTS, context="full") == value(before, REQUESTS, context="full")
+        assert incremental >= ROUNDS
+        assert listed / incremental <= len(ACTIVE), (listed, incremental)
+    finally:
+        if consumer is not None and consumer.poll() is None:
+            consumer.kill()
+            consumer.communicate()
+        broker.stop()
+
+
+REQUESTS = "kafka_server_fetchsessioncache_fetchrequests_total"
+LISTED = "kafka_server_fetchsessioncache_fetchrequestpartitions_total"
+
+
+def _fetches(samples: Samples) -> float:
+    return sum(value(samples, REQUESTS, context=k) for k in ("full", "incremental", "sessionless"))
+
+
+def _parked(metrics: str, fetches_before: float) -> bool | None:
+    samples = scrape(metrics)
+    parked = value(samples, "kafka_server_delayedoperationpurgatory_purgatorysize", delayedOperation="Fetch")
+    return (_fetches(samples) > fetches_before and parked >= 1) or None
