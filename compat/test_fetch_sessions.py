@@ -22,6 +22,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -294,9 +295,11 @@ def test_franz_go_consumes_many_partitions_incrementally(franz_program: FranzPro
         topic = create_topic(broker.bootstrap, MANY, prefix="many")
         produce(broker.bootstrap, topic, MANY, MANY)  # one record in every partition
         later = ROUNDS * len(ACTIVE) * 10
+        # Its output goes to a file: a pipe left unread until the end would stop it once full.
+        output = (tmp_path / "franz.out").open("w+")
         consumer = subprocess.Popen(
             franz_program.command(broker.bootstrap, "consume", topic, str(MANY), str(MANY + later), "90"),
-            stdout=subprocess.PIPE,
+            stdout=output,
             stderr=subprocess.PIPE,
             text=True,
         )
@@ -307,15 +310,14 @@ def test_franz_go_consumes_many_partitions_incrementally(franz_program: FranzPro
         seen = _fetches(before)
         for round_ in range(ROUNDS):
             # Each round once the consumer waits in its next fetch (parked: nothing new in its 1,000 partitions).
-            wait_for(
-                f"round {round_}: the consumer's next fetch parked", lambda s=seen: _parked(metrics, s), 60
-            )
+            wait_for(f"round {round_}: the consumer's next fetch parked", partial(_parked, metrics, seen), 60)
             seen = _fetches(scrape(metrics))
             for partition in ACTIVE:
                 produce_to(broker.bootstrap, topic, partition, count=10)
-        out, err = consumer.communicate(timeout=120)
+        _, err = consumer.communicate(timeout=120)
         assert consumer.returncode == 0, err[-3000:]
-        lines = [json.loads(line) for line in out.splitlines()]
+        output.seek(0)
+        lines = [json.loads(line) for line in output.read().splitlines()]
         records = [(line["partition"], line["offset"]) for line in lines if "offset" in line]
         assert len(records) == len(set(records)) == MANY + later, "every record exactly once"
         assert {p for p, _ in records} == set(range(MANY))
