@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.common import cpu_delta, load_average, sample_cpu  # noqa: E402
+from bench.profile import summarize  # noqa: E402
 from compat.go import build as go_build  # noqa: E402
 from tests.broker_process import BrokerProcess, free_port  # noqa: E402
 from tests.test_metrics import scrape, value  # noqa: E402
@@ -88,6 +90,16 @@ def run_once(franz: Path, slots: int, args: argparse.Namespace) -> dict[str, Any
                 if time.monotonic() > deadline or consumer.poll() is not None:
                     raise RuntimeError("the consumer did not read the topic's first records")
                 time.sleep(0.1)
+            spy = None
+            if args.profile:
+                raw = Path(tmp) / f"spy-{slots}.txt"
+                spy = subprocess.Popen(
+                    [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(broker.pid), "--format",
+                     "raw", "--output", str(raw), "--rate", "199"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                time.sleep(1.0)
             before, cpu_before, started = scrape(metrics), sample_cpu(broker.pid), time.monotonic()
             sent = 0
             while sent < args.rate * args.seconds:
@@ -104,6 +116,10 @@ def run_once(franz: Path, slots: int, args: argparse.Namespace) -> dict[str, Any
             cpu = cpu_delta(cpu_before, sample_cpu(broker.pid))
             elapsed = time.monotonic() - started
             after = scrape(metrics)
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(60)
+                print(f"-- profile, slots={slots}\n{summarize(raw, 25)}", file=sys.stderr)
         finally:
             broker.stop()
     fetches = {k: value(after, REQUESTS, context=k) - value(before, REQUESTS, context=k) for k in KINDS}
@@ -134,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="5 s windows, one round")
+    parser.add_argument("--profile", action="store_true", help="py-spy the broker in each window (stderr)")
     parser.add_argument("--json", type=Path, help="write the runs here")
     args = parser.parse_args(argv)
     if args.quick:

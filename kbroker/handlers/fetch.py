@@ -26,13 +26,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from kbroker.common import TopicPartition
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.replication.fetch_session import (
     INVALID_SESSION_ID,
     CachedPartition,
     FetchContext,
-    PartitionAnswer,
     PartitionKey,
 )
 from kbroker.replication.partition import PartitionRead
@@ -53,6 +51,7 @@ from protocol.messages.fetch_response import (
 ZERO_UUID = uuid.UUID(int=0)
 LEADER_HINTS_VERSION = 16
 SESSIONS_VERSION = 7
+REFUSED = PartitionRead(ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
 @handles(FetchRequest, 4, 17)
@@ -65,36 +64,24 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         return FetchResponse(error_code=context.error, session_id=INVALID_SESSION_ID)
     # A follower needs CLUSTER_ACTION on the cluster; a consumer READ on each topic (Kafka's rules).
     follower_allowed = replica_id >= 0 and ctx.authorize_cluster(Op.CLUSTER_ACTION)
-    # One response slot per partition the context reads (an incremental fetch: every partition of its session).
-    slots: list[PartitionData] = []
-    # (response slot, its partition in the fetch) for every partition the replica manager reads.
-    wanted: list[tuple[PartitionData, FetchPartition]] = []
-    for part in context.partitions():
+    partitions = context.partitions()
+    # Each partition's read, or its refusal (unknown topic id, not authorized) before any read.
+    reads: list[PartitionRead] = []
+    # (index in `reads`, the partition as the replica manager reads it) of the partitions not refused.
+    wanted: list[tuple[int, FetchPartition]] = []
+    for part in partitions:
         if by_id and part.topic is None:
             # As Kafka: an id is resolved once, and a session's unknown id is tried again on each fetch.
             topic = image.topics_by_id.get(part.topic_id)
             part.topic = topic.name if topic is not None else None
         name = part.topic
-        data = PartitionData(partition_index=part.partition, high_watermark=-1, records=b"")
-        slots.append(data)
         if name is None:
-            data.error_code = ErrorCode.UNKNOWN_TOPIC_ID
-            continue
-        if not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
-            data.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            continue
-        wanted.append(
-            (
-                data,
-                FetchPartition(
-                    TopicPartition(name, part.partition),
-                    part.fetch_offset,
-                    part.max_bytes,
-                    part.current_leader_epoch,
-                    part.fetcher_log_start_offset,
-                ),
-            )
-        )
+            reads.append(PartitionRead(ErrorCode.UNKNOWN_TOPIC_ID))
+        elif not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
+            reads.append(PartitionRead(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        else:
+            wanted.append((len(reads), part.fetch_partition(name)))
+            reads.append(REFUSED)  # replaced by the read below
     params = FetchParams(
         replica_id=replica_id,
         max_wait_ms=req.max_wait_ms,
@@ -103,31 +90,13 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         partitions=[partition for _, partition in wanted],
         isolation_level=req.isolation_level,
     )
-    reads = await ctx.services.replicas.fetch_messages(params)
-    for (data, _), read in zip(wanted, reads, strict=True):
-        data.error_code = read.error
-        data.high_watermark = read.high_watermark
-        data.last_stable_offset = read.last_stable_offset
-        data.log_start_offset = read.log_start_offset
-        # A large read is a FileRecords (a protocol.primitives.Splice, sent with sendfile by the connection): the
-        # codec takes it in a records field, which the generated type (what decoding gives) does not say.
-        data.records = read.records  # type: ignore[assignment]
-        data.aborted_transactions = _aborted_transactions(read)
-    answers = [
-        PartitionAnswer(
-            data.error_code,
-            data.high_watermark,
-            data.log_start_offset,
-            len(data.records or b""),
-            data.preferred_read_replica,
-            data.diverging_epoch.epoch >= 0,
-        )
-        for data in slots
-    ]
-    error, session_id, included = context.respond(answers)
+    for (index, _), read in zip(wanted, await ctx.services.replicas.fetch_messages(params), strict=True):
+        reads[index] = read
+    # An incremental fetch answers only the partitions with something new: response entries are built for those.
+    error, session_id, included = context.respond(reads)
     if error != ErrorCode.NONE:
         return FetchResponse(error_code=error, session_id=session_id)
-    responses = _topic_responses(context.partitions(), slots, included, by_id)
+    responses = _topic_responses(partitions, reads, included, by_id)
     endpoints = _leader_hints(ctx, responses) if ctx.api_version >= LEADER_HINTS_VERSION else []
     return FetchResponse(responses=responses, session_id=session_id, node_endpoints=endpoints)
 
@@ -168,27 +137,43 @@ def _fetch_context(ctx: RequestContext, req: FetchRequest, replica_id: int) -> F
 
 
 def _topic_responses(
-    partitions: Sequence[CachedPartition], slots: list[PartitionData], included: list[bool], by_id: bool
+    partitions: Sequence[CachedPartition], reads: list[PartitionRead], included: list[bool], by_id: bool
 ) -> list[FetchableTopicResponse]:
     """The included partitions, in the context's order, each run of one topic's partitions as one topic entry (as
     Kafka builds its response: a topic comes twice if a session's order splits it)."""
     responses: list[FetchableTopicResponse] = []
     last: CachedPartition | None = None
-    for part, data, include in zip(partitions, slots, included, strict=True):
+    for part, read, include in zip(partitions, reads, included, strict=True):
         if not include:
             continue
-        if last is None or (part.topic_id, part.topic if not by_id else None) != (
-            last.topic_id,
-            last.topic if not by_id else None,
+        if last is None or (part.topic_id if by_id else part.topic) != (
+            last.topic_id if by_id else last.topic
         ):
             responses.append(
                 FetchableTopicResponse(
                     topic="" if by_id else (part.topic or ""), topic_id=part.topic_id if by_id else ZERO_UUID
                 )
             )
-        responses[-1].partitions.append(data)
+        responses[-1].partitions.append(_partition_data(part.partition, read))
         last = part
     return responses
+
+
+def _partition_data(index: int, read: PartitionRead) -> PartitionData:
+    if read.error in (ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED):
+        # refused before any read
+        return PartitionData(partition_index=index, error_code=read.error, high_watermark=-1, records=b"")
+    return PartitionData(
+        partition_index=index,
+        error_code=read.error,
+        high_watermark=read.high_watermark,
+        last_stable_offset=read.last_stable_offset,
+        log_start_offset=read.log_start_offset,
+        # A large read is a FileRecords (a protocol.primitives.Splice, sent with sendfile by the connection): the
+        # codec takes it in a records field, which the generated type (what decoding gives) does not say.
+        records=read.records,  # type: ignore[arg-type]
+        aborted_transactions=_aborted_transactions(read),
+    )
 
 
 def _leader_hints(ctx: RequestContext, responses: list[FetchableTopicResponse]) -> list[NodeEndpoint]:

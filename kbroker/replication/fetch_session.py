@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kbroker.clock import Clock
+from kbroker.common import TopicPartition
+from kbroker.replication.replica_manager import FetchPartition
 from protocol.errors import ErrorCode
 
 INVALID_SESSION_ID = 0
@@ -64,6 +67,21 @@ class CachedPartition:
     last_fetched_epoch: int = -1
     high_watermark: int = -1
     local_log_start_offset: int = -1
+    _fetch: FetchPartition | None = None
+    """The read the replica manager is asked for, kept while the request's fields stay (an incremental fetch
+    rebuilds nothing for the partitions it does not list)."""
+
+    def fetch_partition(self, topic: str) -> FetchPartition:
+        fetch = self._fetch
+        if fetch is None or fetch.tp.topic != topic:
+            fetch = self._fetch = FetchPartition(
+                TopicPartition(topic, self.partition),
+                self.fetch_offset,
+                self.max_bytes,
+                self.current_leader_epoch,
+                self.fetcher_log_start_offset,
+            )
+        return fetch
 
     @property
     def key(self) -> PartitionKey:
@@ -74,6 +92,7 @@ class CachedPartition:
         )
 
     def update_request(self, other: CachedPartition) -> None:
+        self._fetch = None
         self.fetch_offset = other.fetch_offset
         self.max_bytes = other.max_bytes
         self.current_leader_epoch = other.current_leader_epoch
@@ -85,7 +104,10 @@ class CachedPartition:
         or log start offset changed since the client was last told, it names a preferred read replica or a
         diverging epoch, or it has an error (which also forgets the high watermark, so the partition comes back
         once the error goes). Not the last stable offset: Kafka does not compare it either."""
-        respond = answer.records_size > 0 or answer.preferred_read_replica >= 0 or answer.diverging
+        # Kafka also always includes a partition naming a preferred read replica or a diverging epoch: kbroker's
+        # answers carry neither (KIP-392 is not implemented; a follower's divergence is found by
+        # OffsetForLeaderEpoch).
+        respond = len(answer.records) > 0
         if self.high_watermark != answer.high_watermark:
             respond = True
             if update:
@@ -101,16 +123,17 @@ class CachedPartition:
         return respond
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionAnswer:
-    """What a partition's answer says, as far as the session rule looks at it."""
+class PartitionAnswer(Protocol):
+    """What a partition's answer says, as far as the session rule looks at it (a PartitionRead)."""
 
-    error: int
-    high_watermark: int
-    log_start_offset: int
-    records_size: int
-    preferred_read_replica: int = -1
-    diverging: bool = False
+    @property
+    def error(self) -> ErrorCode: ...
+    @property
+    def high_watermark(self) -> int: ...
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def records(self) -> Sized: ...
 
 
 @dataclass(eq=False)
@@ -373,7 +396,7 @@ class IncrementalFetchContext(FetchContext):
         for cached, answer in zip(self.fetch_data, answers, strict=True):
             respond = cached.must_respond(answer)
             included.append(respond)
-            if respond and answer.records_size > 0 and session.partitions.get(cached.key) is cached:
+            if respond and len(answer.records) > 0 and session.partitions.get(cached.key) is cached:
                 # To the end of the session's order: the partitions that got nothing are read first next time.
                 del session.partitions[cached.key]
                 session.partitions[cached.key] = cached
