@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.test_fetch_sessions import Fetcher, produce_to, topic_id
 from protocol.messages.fetch_request import FetchRequest
 from tests.broker_process import BrokerProcess, free_port
+from tests.cluster_fixture import Cluster
 from tests.conftest import BrokerFactory
-from tests.test_groups_support import Wire, create_topic, wait_for
+from tests.etcd_process import running_etcd
+from tests.test_groups_support import Wire, create_topic, produce, wait_for
 from tests.test_metrics import scrape, value
 
 pytestmark = pytest.mark.timeout(120)
@@ -106,3 +110,42 @@ def test_incremental_fetch_long_polls_and_carries_what_changed(monitored: tuple[
         value(samples, "kafka_server_fetchsessioncache_fetchrequestpartitions_total", context="incremental")
         == 0
     )
+
+
+def test_followers_fetch_incrementally(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Our own followers (kbroker/replication/fetcher.py) keep a fetch session with each leader: after the first,
+    full fetch, every fetch is incremental, listing only the partitions whose position moved."""
+    with running_etcd() as etcd:
+        cluster = Cluster(tmp_path, etcd, 2, request=request)
+        metrics = {}
+        for node_id, node in cluster.nodes.items():
+            port = free_port()
+            node.overrides["admin.listener"] = f"http://127.0.0.1:{port}"
+            metrics[node_id] = f"http://127.0.0.1:{port}"
+        try:
+            cluster.start()
+            topic = "followed"
+            admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+            admin.create_topics([NewTopic(topic, num_partitions=20, replication_factor=2)])[topic].result(30)
+            produce(cluster.bootstrap, topic, 20, 400)  # acks=all: on both replicas
+
+            def incremental_everywhere() -> bool | None:
+                counts = [scrape(m) for m in metrics.values()]
+                return all(value(c, REQUESTS, context="incremental") >= 5 for c in counts) or None
+
+            wait_for("incremental follower fetches on both leaders", incremental_everywhere)
+            for base in metrics.values():
+                samples = scrape(base)
+                assert value(samples, "kafka_server_fetchsessioncache_numincrementalfetchsessions") >= 1
+                # (the failure detector's long polls of no partition are the sessionless fetches here)
+                assert value(samples, LISTED, context="sessionless") == 0
+                assert value(samples, REQUESTS, context="error") == 0
+                # A follower's fetch lists its partitions only when their fetch offset moved (a few per fetch here).
+                listed = value(samples, LISTED, context="incremental")
+                assert listed < 10 * value(samples, REQUESTS, context="incremental")
+        finally:
+            cluster.stop()
+
+
+REQUESTS = "kafka_server_fetchsessioncache_fetchrequests_total"
+LISTED = "kafka_server_fetchsessioncache_fetchrequestpartitions_total"

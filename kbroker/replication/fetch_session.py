@@ -28,27 +28,23 @@ from typing import Protocol
 
 from kbroker.clock import Clock
 from kbroker.common import TopicPartition
+from kbroker.replication.fetch_session_handler import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    INT32_MAX,
+    INVALID_SESSION_ID,
+    next_epoch,
+)
 from kbroker.replication.replica_manager import FetchPartition
 from protocol.errors import ErrorCode
 
-INVALID_SESSION_ID = 0
-INITIAL_EPOCH = 0
-"""A full fetch asking for a new session."""
-FINAL_EPOCH = -1
-"""A full fetch closing its session (if any) and asking for none: sessionless."""
 NUM_SHARDS = 8
 """Kafka 3.9's shard count (KAFKA-9401): each shard holds slots / NUM_SHARDS sessions."""
-INT32_MAX = 2**31 - 1
+__all__ = ["FINAL_EPOCH", "INITIAL_EPOCH", "INVALID_SESSION_ID", "next_epoch"]
 ZERO_UUID = uuid.UUID(int=0)
 
 PartitionKey = tuple[uuid.UUID | str, int]
 """(topic id, partition) in a session using topic ids (Fetch v13+), else (topic name, partition)."""
-
-
-def next_epoch(epoch: int) -> int:
-    if epoch < 0:
-        return FINAL_EPOCH
-    return 1 if epoch == INT32_MAX else epoch + 1
 
 
 @dataclass(slots=True)

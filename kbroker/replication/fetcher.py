@@ -6,7 +6,9 @@ to where that epoch ends on the leader, asking again with an older epoch when th
 sends Fetch requests with its replica id from its log end offset, appends what it gets with the leader's offsets and
 leader epochs, fsyncs it (group commit), and only then asks for more: the next fetch offset is what tells the leader
 that the records are on this replica, so a record counted towards the high watermark is on disk on every in-sync
-replica, not just written. The follower's high watermark is the leader's, capped at its own log end.
+replica, not just written. The follower's high watermark is the leader's, capped at its own log end. The fetches form
+a fetch session with the leader (KIP-227, fetch_session_handler.py): after the first, a request lists only the
+partitions whose fetch position or fields changed.
 
 A partition the leader refuses (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH: our metadata is behind, or the leader's
 is) is retried after a short pause; a metadata change meanwhile replaces its state (see manager.py), which restarts
@@ -36,10 +38,11 @@ from kbroker.replication.client import (
     Connector,
     plaintext_connector,
 )
+from kbroker.replication.fetch_session_handler import FetchSessionHandler
 from kbroker.replication.partition import Partition
 from kbroker.replication.throttle import ReplicationQuota
 from protocol.errors import ErrorCode
-from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
 from protocol.messages.fetch_response import FetchResponse
 from protocol.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderEpochRequest,
@@ -154,6 +157,7 @@ class ReplicaFetcher:
         self._clock = clock
         self._quota = quota or ReplicationQuota()
         self._changed = trio.Event()
+        self._session = FetchSessionHandler()
 
     # ---- called by the manager (synchronously) ------------------------------------------------------------
 
@@ -186,6 +190,7 @@ class ReplicaFetcher:
                 client = await self._connect(leader.host, leader.port, f"kbroker-replica-{self.node_id}")
                 async with client:
                     backoff = 0.05
+                    self._session.reset()  # a new connection starts with a full fetch
                     await self._serve(client)
             except BrokerClientError as exc:
                 log.info("fetcher from broker %d: %s; retrying in %.2fs", leader.node_id, exc, backoff)
@@ -277,7 +282,7 @@ class ReplicaFetcher:
     # ---- fetching -------------------------------------------------------------------------------------------
 
     async def _fetch(self, client: BrokerClient, states: list[FollowState]) -> None:
-        topics: dict[str, FetchTopic] = {}
+        wanted: dict[tuple[str, int], FetchPartition] = {}
         sent: list[FollowState] = []
         allowed = self._quota.available(self._clock.now_ms())
         for state in states:
@@ -292,32 +297,47 @@ class ReplicaFetcher:
                     continue
                 max_bytes = min(max_bytes, allowed)
             state.fetch_offset = plog.log_end_offset
-            topics.setdefault(state.tp.topic, FetchTopic(topic=state.tp.topic)).partitions.append(
-                FetchPartition(
-                    partition=state.tp.partition,
-                    current_leader_epoch=state.leader_epoch,
-                    fetch_offset=plog.log_end_offset,
-                    last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
-                    log_start_offset=plog.log_start_offset,
-                    partition_max_bytes=max_bytes,
-                )
+            wanted[(state.tp.topic, state.tp.partition)] = FetchPartition(
+                partition=state.tp.partition,
+                current_leader_epoch=state.leader_epoch,
+                fetch_offset=plog.log_end_offset,
+                last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
+                log_start_offset=plog.log_start_offset,
+                partition_max_bytes=max_bytes,
             )
             sent.append(state)
         if not sent:
             return
+        # A fetch session (KIP-227): after the first request, only the partitions whose fields changed are listed.
+        listed, forgotten = self._session.build(dict(wanted))
+        topics: dict[str, FetchTopic] = {}
+        for key in listed:
+            topics.setdefault(key[0], FetchTopic(topic=key[0])).partitions.append(wanted[key])
+        forget: dict[str, ForgottenTopic] = {}
+        for topic, index in forgotten:
+            forget.setdefault(topic, ForgottenTopic(topic=topic)).partitions.append(index)
         request = FetchRequest(
             replica_id=self.node_id,
             max_wait_ms=self._fetch_wait_max_ms,
             min_bytes=1,
             max_bytes=FETCH_RESPONSE_MAX_BYTES,
             isolation_level=0,
-            session_id=0,
-            session_epoch=-1,  # no fetch session: every request is a full one
+            session_id=self._session.session_id,
+            session_epoch=self._session.epoch,
             topics=list(topics.values()),
+            forgotten_topics_data=list(forget.values()),
         )
-        response: FetchResponse = await client.request(
-            request, FETCH_VERSION, timeout_s=self._fetch_wait_max_ms / 1000 + REQUEST_TIMEOUT_S
-        )
+        try:
+            response: FetchResponse = await client.request(
+                request, FETCH_VERSION, timeout_s=self._fetch_wait_max_ms / 1000 + REQUEST_TIMEOUT_S
+            )
+        except BaseException:
+            self._session.reset()
+            raise
+        self._session.handle_response(response.error_code, response.session_id)
+        if response.error_code != ErrorCode.NONE:
+            log.info("fetch session with broker %d: %s", self.leader.node_id, error_name(response.error_code))
+            return
         by_tp = {
             TopicPartition(t.topic, p.partition_index): p for t in response.responses for p in t.partitions
         }

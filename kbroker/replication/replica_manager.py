@@ -622,13 +622,7 @@ class ReplicaManager:
         """Read every requested partition; if that gives fewer than min_bytes (and no error), park until the
         partitions have enough or max_wait_ms passes, then read again."""
         reads, total = self._read(params)
-        # As Kafka, a fetch of no partitions (e.g. a fetch session's error) is answered at once.
-        if (
-            total >= max(params.min_bytes, 1)
-            or params.max_wait_ms <= 0
-            or not params.partitions
-            or any(r.error for r in reads)
-        ):
+        if total >= max(params.min_bytes, 1) or params.max_wait_ms <= 0 or any(r.error for r in reads):
             return reads
         deadline = trio.current_time() + params.max_wait_ms / 1000
         self.stats.parked_fetches += 1
