@@ -252,7 +252,9 @@ def test_fetch_session_scenario(
     run: Callable[[Path], list[Step]],
     base: Path,
     kafka_release: Callable[[str], Path],
+    request: pytest.FixtureRequest,
 ) -> None:
+    _check_options(request.config, with_kafka=name.startswith("kafka"))
     if name.startswith("kafka"):
         kafka_release(KAFKA_3)
     trace = run(base)
@@ -264,8 +266,9 @@ def test_fetch_session_scenario(
     assert steps["consumer sessions after the follower's"] == (0, False, [0] * 7 + [70]), name
 
 
-def test_kbroker_traces_as_kafka() -> None:
+def test_kbroker_traces_as_kafka(request: pytest.FixtureRequest) -> None:
     """Step by step, the same answers (run after both scenarios above)."""
+    _check_options(request.config, with_kafka=True)
     if len(TRACES) < 2:
         pytest.fail(f"a scenario above did not finish: traces of {sorted(TRACES)} only")
     assert TRACES["kbroker"] == TRACES[f"kafka-{KAFKA_3}"]
@@ -275,13 +278,28 @@ def test_kbroker_traces_as_kafka() -> None:
 
 MANY = 1_000
 ACTIVE = (7, 500, 999)
-ROUNDS = 5
+ROUNDS = 3
 
 
-def test_franz_go_consumes_many_partitions_incrementally(franz_program: FranzProgram, tmp_path: Path) -> None:
+def _check_options(config: pytest.Config, *, with_kafka: bool) -> None:
+    if config.getoption("--bootstrap"):
+        pytest.skip(
+            "these tests start their own brokers (settings of their own); --bootstrap names one broker only"
+        )
+    releases = [v.strip() for v in config.getoption("--kafka").split(",")]
+    if with_kafka and KAFKA_3 not in releases:
+        pytest.skip(
+            f"--kafka does not name Apache Kafka {KAFKA_3}, the release this scenario is compared with"
+        )
+
+
+def test_franz_go_consumes_many_partitions_incrementally(
+    franz_program: FranzProgram, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """franz-go (kgo) reading a topic of 1,000 partitions, most idle: after its first, full fetch its fetches are
     incremental and list a handful of partitions (the ones whose position moved), and it reads every record exactly
     once. What it sent is read from the broker's FetchSessionCache metrics."""
+    _check_options(request.config, with_kafka=False)
     admin_port = free_port()
     broker = BrokerProcess(
         tmp_path / "data",
