@@ -2,6 +2,10 @@
 
 For each (struct, version) we compile a plan once: the ordered list of fields present in that version with their
 reader/writer functions, plus the tagged fields. Encoding and decoding then only walk the plan.
+
+A nested struct can be encoded on its own (`encode_struct`) and the `Encoded` result put where the struct goes: a
+caller answering the same large struct many times (Metadata's topics) encodes it once. It carries the plan it was
+encoded with, so it is written only into a message of that same struct, version and flexibility.
 """
 
 from __future__ import annotations
@@ -38,6 +42,19 @@ class _Plan:
 
 
 _plans: dict[tuple[int, int, bool], _Plan] = {}
+
+
+class Encoded:
+    """A struct already encoded (see `encode_struct`); the codec writes its bytes where the struct goes."""
+
+    __slots__ = ("data", "plan")
+
+    def __init__(self, data: bytes, plan: _Plan) -> None:
+        self.data = data
+        self.plan = plan
+
+    def __len__(self) -> int:
+        return len(self.data)
 
 
 def _primitive(type_: str, nullable: bool, compact: bool) -> tuple[ReadFn, WriteFn]:
@@ -179,6 +196,11 @@ def _read_struct(r: Reader, plan: _Plan) -> Any:
 
 
 def _write_struct(w: Writer, obj: Any, plan: _Plan) -> None:
+    if type(obj) is Encoded:
+        if obj.plan is not plan:
+            raise ValueError(f"{plan.cls.__name__} encoded for another version or message")
+        w.raw(obj.data)
+        return
     for name, _, write in plan.fields:
         write(w, getattr(obj, name))
     if plan.flexible:
@@ -217,6 +239,32 @@ def encode(msg: object, version: int) -> bytes:
     w = Writer()
     encode_into(w, msg, version)
     return w.materialize()
+
+
+def _struct_schema(struct: StructSchema, cls: type) -> StructSchema | None:
+    if struct.cls is cls:
+        return struct
+    for f in struct.fields:
+        if f.struct is not None:
+            found = _struct_schema(f.struct, cls)
+            if found is not None:
+                return found
+    return None
+
+
+def encode_struct(message: type, version: int, obj: object) -> Encoded:
+    """`obj`, a struct nested in `message` (e.g. a MetadataResponseTopic of a MetadataResponse), encoded alone at
+    the message's `version`, to be placed in such a message instead of `obj`."""
+    schema = _schema_of(message)
+    if version not in schema.valid:
+        raise ValueError(f"{schema.name} has no version {version}")
+    struct = _struct_schema(schema.struct, type(obj))
+    if struct is None:
+        raise TypeError(f"{type(obj).__name__} is not a struct of {schema.name}")
+    plan = _plan(struct, version, version in schema.flexible)
+    w = Writer()
+    _write_struct(w, obj, plan)
+    return Encoded(w.materialize(), plan)
 
 
 def decode(cls: type[T], version: int, buf: bytes | bytearray | memoryview, *, exact: bool = True) -> T:

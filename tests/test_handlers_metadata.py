@@ -7,8 +7,10 @@ Rows marked `kafka_differs` state Kafka's answer where kbroker answers otherwise
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,9 @@ import pytest
 
 from kbroker.app import Broker
 from kbroker.common import TopicPartition
+from kbroker.handlers.topic_descriptions import TopicDescriptions
+from kbroker.metadata.image import BrokerRegistration, MetadataImage, PartitionState, TopicMetadata
+from protocol.codec import Encoded, decode, encode
 from protocol.errors import ErrorCode as E
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_cluster_response import DescribeClusterResponse
@@ -275,6 +280,114 @@ async def test_metadata_brokers_and_controller(
         ]
         assert response.cluster_id == (image.cluster_id if cluster_id else None)
         assert response.controller_id == controller_id
+
+
+# ---- Metadata answers are encoded once per topic state (kbroker/handlers/topic_descriptions.py) ----------------
+
+
+def every_topic(
+    response: MetadataResponse,
+) -> dict[str | None, list[tuple[int, int, int, int, list[int], list[int]]]]:
+    return {
+        t.name: [
+            (p.partition_index, p.error_code, p.leader_id, p.leader_epoch, p.isr_nodes, p.offline_replicas)
+            for p in t.partitions
+        ]
+        for t in response.topics
+        if t.name != OFFSETS
+    }
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("version", [1, 9, 12])
+async def test_metadata_answer_follows_topic_changes(tmp_path: Path, version: int) -> None:
+    """The single node's metadata shares unchanged topics between images; each change still shows at once."""
+    async with world(tmp_path, SINGLE) as broker:
+        ask = metadata(None) if version >= 1 else metadata()
+        epoch = 0 if version >= 7 else -1  # leader epochs came with v7
+        before = every_topic(await wire_call(broker, ask, version))
+        assert before[T] == [(0, E.NONE, NODE, epoch, [NODE], []), (1, E.NONE, NODE, epoch, [NODE], [])]
+        await broker.metadata.create_topic("new", 1, 1, {})
+        after_create = every_topic(await wire_call(broker, ask, version))
+        assert after_create == {**before, "new": [(0, E.NONE, NODE, epoch, [NODE], [])]}
+        await broker.metadata.create_partitions(T, 3, None)
+        after_partitions = every_topic(await wire_call(broker, ask, version))
+        assert [p[0] for p in after_partitions[T]] == [0, 1, 2]
+        await broker.metadata.delete_topic("new")
+        assert "new" not in every_topic(await wire_call(broker, ask, version))
+        await broker.metadata.create_topic("new", 2, 1, {})
+        recreated = await wire_call(broker, metadata("new"), version)
+        assert [p.partition_index for p in recreated.topics[0].partitions] == [0, 1]
+        if version >= 10:
+            assert recreated.topics[0].topic_id == broker.metadata.image().topics["new"].topic_id
+
+
+@pytest.mark.trio
+async def test_metadata_answer_follows_leaders_and_live_brokers(tmp_path: Path) -> None:
+    async with started(tmp_path, TWO_BROKERS, {T: (2, {})}) as broker:
+        assert isinstance(broker.metadata, MemoryMetadata)
+        ask = metadata(None)
+        assert every_topic(await wire_call(broker, ask, 12))[T][0] == (0, E.NONE, NODE, 0, [NODE], [])
+        broker.metadata.set_partition(
+            TopicPartition(T, 0), leader=OTHER, isr=(OTHER,), replicas=(NODE, OTHER)
+        )
+        assert every_topic(await wire_call(broker, ask, 12))[T][0] == (0, E.NONE, OTHER, 1, [OTHER], [])
+        # the leader's broker goes: no leader, and it is an offline replica
+        broker.metadata.set_brokers([NODE])
+        assert every_topic(await wire_call(broker, ask, 12))[T][0] == (
+            0,
+            E.LEADER_NOT_AVAILABLE,
+            -1,
+            1,
+            [OTHER],
+            [OTHER],
+        )
+        broker.metadata.set_partition(TopicPartition(T, 0), leader=NODE, isr=(NODE,))
+        assert every_topic(await wire_call(broker, ask, 12))[T][0] == (0, E.NONE, NODE, 2, [NODE], [OTHER])
+        assert every_topic(await wire_call(broker, ask, 12))[T][1] == (1, E.NONE, NODE, 0, [NODE], [])
+
+
+def test_topic_descriptions_reuse_only_unchanged_topics() -> None:
+    """An image that shares a topic's TopicMetadata and partition mapping, and has the same live brokers, gets the
+    same encoded answer back; a change to any of them gets a new one, with the change in it."""
+    one, two = (TopicMetadata(n, uuid.uuid4(), 1, 2) for n in ("one", "two"))
+    led = PartitionState(NODE, 0, (NODE, OTHER), (NODE, OTHER), 0)
+    image = MetadataImage(
+        revision=1,
+        brokers={NODE: BrokerRegistration(NODE, "h", 1), OTHER: BrokerRegistration(OTHER, "h", 2)},
+        controller=None,
+        topics={"one": one, "two": two},
+        topic_revisions={},
+        partitions={"one": {0: led}, "two": {0: led}},
+        partition_revisions={},
+    )
+    cache = TopicDescriptions()
+
+    def answer(
+        image: MetadataImage, name: str
+    ) -> tuple[Encoded, list[tuple[int, int, int, list[int], list[int]]]]:
+        encoded = cache.encoded(image, image.topics[name], 12)
+        decoded = decode(MetadataResponse, 12, encode(MetadataResponse(topics=[encoded]), 12))  # type: ignore[list-item]
+        return encoded, [
+            (p.leader_id, p.leader_epoch, p.error_code, p.isr_nodes, p.offline_replicas)
+            for p in decoded.topics[0].partitions
+        ]
+
+    first, described = answer(image, "one")
+    assert described == [(NODE, 0, E.NONE, [NODE, OTHER], [])]
+    assert answer(replace(image, revision=2), "one")[0] is first
+    moved = PartitionState(OTHER, 1, (OTHER,), (NODE, OTHER), 1)
+    changed = replace(image, revision=3, partitions={**image.partitions, "two": {0: moved}})
+    assert answer(changed, "one")[0] is first
+    assert answer(changed, "two")[1] == [(OTHER, 1, E.NONE, [OTHER], [])]
+    gone = replace(changed, revision=4, brokers={NODE: image.brokers[NODE]})
+    assert answer(gone, "one")[1] == [(NODE, 0, E.NONE, [NODE, OTHER], [OTHER])]
+    assert answer(gone, "two")[1] == [(-1, 1, E.LEADER_NOT_AVAILABLE, [OTHER], [OTHER])]
+    grown = replace(gone, revision=5, topics={**gone.topics, "one": replace(one, num_partitions=2)})
+    assert [leader for leader, *_ in answer(grown, "one")[1]] == [NODE, -1]
+    # an answer encoded for one version is refused in another
+    with pytest.raises(ValueError, match="another version"):
+        encode(MetadataResponse(topics=[first]), 11)  # type: ignore[list-item]
 
 
 # ---- DescribeCluster (v0-1) -------------------------------------------------------------------------------------

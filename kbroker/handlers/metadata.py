@@ -20,69 +20,58 @@ named (whether they exist is not said); auto-creation needs CREATE on the cluste
 
 from __future__ import annotations
 
+import uuid
+from typing import cast
+
 from kbroker.common import KafkaError
 from kbroker.handlers.registry import RequestContext, handles
-from kbroker.metadata.image import MetadataImage, TopicMetadata
+from kbroker.handlers.topic_descriptions import describe_topic
+from kbroker.metadata.image import TopicMetadata
 from kbroker.metadata.topics import validate_topic_name
 from kbroker.security.acl import CLUSTER_NAME
 from kbroker.security.acl import AclOperation as Op
 from kbroker.security.acl import ResourceType as R
+from protocol.codec import Encoded
 from protocol.errors import ErrorCode
 from protocol.messages.metadata_request import MetadataRequest
 from protocol.messages.metadata_response import (
     MetadataResponse,
     MetadataResponseBroker,
-    MetadataResponsePartition,
     MetadataResponseTopic,
 )
 from protocol.primitives import ZERO_UUID
 
 
-def describe_topic(image: MetadataImage, topic: TopicMetadata) -> MetadataResponseTopic:
-    partitions = []
-    states = image.partitions.get(topic.name, {})
-    for p in range(topic.num_partitions):
-        state = states.get(p)
-        leader = image.live_leader(topic.name, p)
-        partitions.append(
-            MetadataResponsePartition(
-                error_code=ErrorCode.NONE if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                partition_index=p,
-                leader_id=leader,
-                leader_epoch=state.leader_epoch if state is not None else -1,
-                replica_nodes=list(state.replicas) if state is not None else [],
-                isr_nodes=list(state.isr) if state is not None else [],
-                offline_replicas=[r for r in state.replicas if r not in image.brokers]
-                if state is not None
-                else [],
-            )
-        )
-    return MetadataResponseTopic(
-        error_code=ErrorCode.NONE,
-        name=topic.name,
-        topic_id=topic.topic_id,
-        is_internal=topic.is_internal,
-        partitions=partitions,
-    )
+def _describe(
+    ctx: RequestContext, topic: TopicMetadata, with_operations: bool
+) -> MetadataResponseTopic | Encoded:
+    """The topic's answer: encoded once per topic state and version (kbroker/handlers/topic_descriptions.py), unless
+    the request asks for authorized operations, which depend on who asks."""
+    image = ctx.services.metadata.image()
+    if with_operations:
+        described = describe_topic(image, topic)
+        described.topic_authorized_operations = ctx.authorized_operations(R.TOPIC, topic.name)
+        return described
+    return ctx.services.topic_descriptions.encoded(image, topic, ctx.api_version)
 
 
 async def _lookup_or_create(
-    ctx: RequestContext, name: str, allow_create: bool, cluster_create: bool
-) -> MetadataResponseTopic:
+    ctx: RequestContext, name: str, allow_create: bool, cluster_create: bool, with_operations: bool
+) -> MetadataResponseTopic | Encoded:
     services = ctx.services
     topic = services.metadata.image().topics.get(name)
     if topic is not None:
-        return describe_topic(services.metadata.image(), topic)
+        return _describe(ctx, topic, with_operations)
     config = services.config
     try:
         validate_topic_name(name)
     except KafkaError as exc:
-        return MetadataResponseTopic(error_code=exc.code, name=name)
+        return _failed(exc.code, name)
     if not (allow_create and config.auto_create_topics_enable):
-        return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+        return _failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name)
     if not (cluster_create or ctx.authorize(Op.CREATE, R.TOPIC, name)):
         # May describe it, may not create it: as Kafka, TOPIC_AUTHORIZATION_FAILED.
-        return MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name)
+        return _failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name)
     try:
         topic = await services.topic_admin.create_topic(
             name, config.num_partitions, config.default_replication_factor, {}
@@ -91,8 +80,13 @@ async def _lookup_or_create(
         # Kafka answers an auto-creation it could not do with LEADER_NOT_AVAILABLE (the client retries), except for
         # an illegal name.
         code = exc.code if exc.code == ErrorCode.INVALID_TOPIC_EXCEPTION else ErrorCode.LEADER_NOT_AVAILABLE
-        return MetadataResponseTopic(error_code=code, name=name)
-    return describe_topic(services.metadata.image(), topic)
+        return _failed(code, name)
+    return _describe(ctx, topic, with_operations)
+
+
+def _failed(code: int, name: str | None, topic_id: uuid.UUID = ZERO_UUID) -> MetadataResponseTopic:
+    # A topic that failed has the zero topic id unless it was asked for by id.
+    return MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id)
 
 
 @handles(MetadataRequest, 0, 12)
@@ -111,11 +105,14 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
                 for t in req.topics
             ],
         )
-    topics: list[MetadataResponseTopic] = []
+    with_operations = req.include_topic_authorized_operations
+    topics: list[MetadataResponseTopic | Encoded] = []
     if req.topics is None or (version == 0 and not req.topics):
         # Every topic one may describe; the others are not revealed.
         image = ctx.services.metadata.image()
-        topics = [describe_topic(image, t) for t in image.topics.values() if _describable(ctx, t.name)]
+        topics = [
+            _describe(ctx, t, with_operations) for t in image.topics.values() if _describable(ctx, t.name)
+        ]
     else:
         cluster_create = ctx.authorize_cluster(Op.CREATE)
         for requested in req.topics:
@@ -123,38 +120,19 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
                 # v12 may ask by topic id only
                 found = ctx.services.metadata.image().topics_by_id.get(requested.topic_id)
                 if found is None:
-                    topics.append(
-                        MetadataResponseTopic(
-                            error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=requested.topic_id
-                        )
-                    )
+                    topics.append(_failed(ErrorCode.UNKNOWN_TOPIC_ID, None, requested.topic_id))
                 elif not _describable(ctx, found.name):
-                    topics.append(
-                        MetadataResponseTopic(
-                            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                            name=None,
-                            topic_id=requested.topic_id,
-                        )
-                    )
+                    topics.append(_failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, requested.topic_id))
                 else:
-                    topics.append(describe_topic(ctx.services.metadata.image(), found))
+                    topics.append(_describe(ctx, found, with_operations))
                 continue
             if not _describable(ctx, requested.name):
                 # Whether it exists is not said to who may not describe it.
-                topics.append(
-                    MetadataResponseTopic(
-                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=requested.name
-                    )
-                )
+                topics.append(_failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED, requested.name))
                 continue
-            topics.append(await _lookup_or_create(ctx, requested.name, allow_create, cluster_create))
-    if req.include_topic_authorized_operations:
-        for t in topics:
-            if t.error_code == ErrorCode.NONE and t.name is not None:
-                t.topic_authorized_operations = ctx.authorized_operations(R.TOPIC, t.name)
-    for t in topics:
-        if t.error_code != ErrorCode.NONE and t.topic_id is None:
-            t.topic_id = ZERO_UUID
+            topics.append(
+                await _lookup_or_create(ctx, requested.name, allow_create, cluster_create, with_operations)
+            )
     # The image after any auto-creation, so the brokers listed are as current as the topics.
     image = ctx.services.metadata.image()
     return MetadataResponse(
@@ -165,7 +143,8 @@ async def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataResponse:
         ],
         cluster_id=image.cluster_id,
         controller_id=ctx.services.config.node_id,
-        topics=topics,
+        # Encoded topics stand in for the structs they encode (protocol/codec.py).
+        topics=cast(list[MetadataResponseTopic], topics),
         cluster_authorized_operations=ctx.authorized_operations(R.CLUSTER, CLUSTER_NAME)
         if 8 <= version <= 10
         and req.include_cluster_authorized_operations

@@ -29,6 +29,7 @@ from kbroker.coordinator.group import (
     SyncResult,
 )
 from kbroker.coordinator.offsets import OffsetCommitEntry, PartitionResult
+from kbroker.handlers.topic_descriptions import TopicDescriptions
 from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
 from kbroker.metadata.api import ClusterAdmin, MetadataView, ProducerIdManager, SecurityAdmin, TopicAdmin
 from kbroker.metadata.image import BrokerRegistration
@@ -214,3 +215,5 @@ class BrokerServices:
         default_factory=lambda: FetchManager(FetchSessionCache(1000, 120_000), SystemClock())
     )
     """The fetch session cache (KIP-227)."""
+    topic_descriptions: TopicDescriptions = field(default_factory=TopicDescriptions)
+    """Metadata's per-topic answers, encoded once per topic state (kbroker/handlers/topic_descriptions.py)."""
