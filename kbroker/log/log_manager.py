@@ -2,6 +2,12 @@
 
 A deleted partition's directory is first renamed to `<topic>-<partition>.<uuid>-delete` (one atomic step, so a
 crash never leaves a half-deleted log that looks live), then removed; leftovers are removed at the next start.
+
+Opening (recovery) and a clean close wait on several fsyncs per partition (of the segment, its index files, the
+producer-state snapshot and the directory). Each log's are independent of every other's, so IO_THREADS logs open or
+close at once: the file system makes concurrent fsyncs durable in one journal commit, where one after the other
+each waits for its own (10,000 partitions on one disk: a clean close ~80 s serially). Each log still does its own
+fsyncs in their order, and the manager returns only when every log is done.
 """
 
 from __future__ import annotations
@@ -10,19 +16,27 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory
 from kbroker.log.partition_log import PartitionLog
+from kbroker.log.partition_metadata import read_partition_metadata
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 DELETE_SUFFIX = "-delete"
 # Kafka's producer.id.expiration.ms default: forget idempotent producers idle for a day.
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 24 * 3600 * 1000
+# Logs opened or closed at once (see above); more gained nothing on the disks measured.
+IO_THREADS = 16
 
 
 def partition_dir_name(tp: TopicPartition) -> str:
@@ -57,6 +71,7 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         data_dir.mkdir(parents=True, exist_ok=True)
         configs = topic_configs or {}
+        found: list[tuple[TopicPartition, Path, LogConfig | None]] = []
         for name in sorted(os.listdir(data_dir)):
             path = data_dir / name
             if not path.is_dir():
@@ -67,10 +82,17 @@ class LogManager:
             tp = parse_partition_dir_name(name)
             if tp is None:
                 continue
-            config = configs.get(tp.topic)
+            found.append((tp, path, configs.get(tp.topic)))
+
+        def open_log(entry: tuple[TopicPartition, Path, LogConfig | None]) -> PartitionLog:
+            tp, path, config = entry
             log = PartitionLog.open(path, config or default_config, now_ms)
             log.topic_partition = tp
             log.configured = config is not None
+            log.topic_id = read_partition_metadata(path)
+            return log
+
+        for (tp, _, _), log in zip(found, _each_at_once(open_log, found), strict=True):
             self._logs[tp] = log
 
     def get(self, tp: TopicPartition) -> PartitionLog | None:
@@ -120,6 +142,13 @@ class LogManager:
         return deleted
 
     def close_all(self) -> None:
-        for log in self:
-            log.close()
+        _each_at_once(PartitionLog.close, list(self._logs.values()))
         self._logs.clear()
+
+
+def _each_at_once(work: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """work(item) for every item, IO_THREADS at a time; the results in order. The first failure is raised once every
+    item is done (a log that fails to open fails the start, as it did one at a time)."""
+    with ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="log-io") as pool:
+        futures = [pool.submit(work, item) for item in items]
+    return [future.result() for future in futures]

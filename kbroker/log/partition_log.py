@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -125,6 +126,9 @@ class PartitionLog:
         self.config = config
         self.topic_partition: TopicPartition | None = None
         """Set by the LogManager for the logs it manages."""
+        self.topic_id: uuid.UUID | None = None
+        """The topic id its partition.metadata names (kbroker/log/partition_metadata.py); None if it has none yet.
+        Set by the LogManager and the replica manager."""
         self.configured = True
         """False while `config` is only a stand-in (a log recovered before its topic's configs are known): retention
         and the cleaner leave the log alone until they are."""

@@ -27,22 +27,19 @@ view), a task checkpointing high watermarks, and the retention task.
 
 from __future__ import annotations
 
-import base64
 import logging
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import trio
 
 from kbroker.clock import Clock, SteadyClock
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
-from kbroker.log.files import replace_file
 from kbroker.log.flusher import GroupCommitter
 from kbroker.log.log_manager import LogManager
 from kbroker.log.partition_log import AppendInfo, InvalidRecords, PartitionLog
+from kbroker.log.partition_metadata import write_partition_metadata
 from kbroker.log.producer_state import ProducerStateEntry, VerificationGuard
 from kbroker.log.segment import record_count
 from kbroker.metadata.api import MetadataView
@@ -64,7 +61,6 @@ from protocol.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
-PARTITION_METADATA_FILE = "partition.metadata"
 CHECKPOINT_INTERVAL_S = 5.0  # Kafka's replica.high.watermark.checkpoint.interval.ms
 ISR_RETRY_MS = 1000
 ALTER_PARTITION_CONCURRENCY = 16
@@ -370,9 +366,10 @@ class ReplicaManager:
         try:
             plog = self.logs.get(tp)
             if plog is not None:
-                known = _read_partition_metadata(plog.directory)
+                known = plog.topic_id
                 if known is None:
-                    _write_partition_metadata(plog.directory, topic.topic_id)
+                    write_partition_metadata(plog.directory, topic.topic_id)
+                    plog.topic_id = topic.topic_id
                 elif known != topic.topic_id:
                     self._delete_log(tp, "it belongs to an earlier topic of the same name")
                     plog = None
@@ -381,7 +378,8 @@ class ReplicaManager:
                     plog.configured = True
             if plog is None:
                 plog = self.logs.create(tp, self._log_config(topic), self.clock.now_ms())
-                _write_partition_metadata(plog.directory, topic.topic_id)
+                write_partition_metadata(plog.directory, topic.topic_id)
+                plog.topic_id = topic.topic_id
         except (OSError, KafkaError) as exc:
             log.error("cannot open the log of %s: %s", tp, exc)
             return None
@@ -949,31 +947,3 @@ def _summarize(changes: list[str], limit: int = 5) -> list[str]:
     if len(changes) <= limit:
         return changes
     return [*changes[:limit], f"and {len(changes) - limit} more"]
-
-
-def _read_partition_metadata(directory: Path) -> uuid.UUID | None:
-    try:
-        text = (directory / PARTITION_METADATA_FILE).read_text()
-    except FileNotFoundError:
-        return None
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "topic_id":
-            value = value.strip()
-            try:
-                return uuid.UUID(bytes=base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
-            except ValueError:
-                break
-    log.warning("unreadable %s in %s", PARTITION_METADATA_FILE, directory)
-    return None
-
-
-def _write_partition_metadata(directory: Path, topic_id: uuid.UUID) -> None:
-    """Kafka's partition.metadata: the id of the topic this log belongs to (base64 as Kafka prints ids)."""
-    encoded = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
-    replace_file(
-        directory / PARTITION_METADATA_FILE,
-        f"version: 0\ntopic_id: {encoded}\n".encode(),
-        fsync=True,
-        fsync_dir=True,
-    )
