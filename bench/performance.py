@@ -246,16 +246,18 @@ def scale_section(scale: dict[str, Any], directory: Path) -> tuple[str, list[str
         "",
         f"{scale.get('description', '')}",
         "",
-        "| target | partitions | start with data (s) | start after kill -9 (s) | full Metadata (ms, median) | idle CPU "
-        "(share of a core) | RSS (MiB) | load avg |",
-        "|---|---|---|---|---|---|---|---|",
+        "| target | partitions | start with data (s) | clean stop (s) | start after kill -9 (s) | full Metadata "
+        "(ms, median) | idle CPU (share of a core) | RSS (MiB) | stored (MiB) | RSS with more data (MiB) | stored "
+        "then (MiB) | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         idle = "n/a" if r.get("idle_cpu") is None else f"{100 * r['idle_cpu']:.2f}%"
         lines.append(
-            f"| {r['target']} | {r['partitions']:,} | {fmt(r.get('start_s'), 1)} | {fmt(r.get('start_unclean_s'), 1)} "
-            f"| {fmt(r.get('metadata_ms'), 1)} "
-            f"| {idle} | {fmt(r.get('rss_mib'))} | {r.get('load', '?')} |"
+            f"| {r['target']} | {r['partitions']:,} | {fmt(r.get('start_s'), 1)} | {fmt(r.get('stop_s'), 1)} "
+            f"| {fmt(r.get('start_unclean_s'), 1)} | {fmt(r.get('metadata_ms'), 1)} "
+            f"| {idle} | {fmt(r.get('rss_mib'))} | {fmt(r.get('stored_mib'))} | {fmt(r.get('rss_more_data_mib'))} "
+            f"| {fmt(r.get('stored_more_data_mib'))} | {r.get('load', '?')} |"
         )
     import matplotlib
 

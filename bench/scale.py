@@ -8,9 +8,13 @@ For each partition count, a fresh broker gets topics of 1,000 partitions (fewer 
 - idle CPU: the broker's CPU over 10 s while no client is connected (after 3 s of settling);
 - full Metadata: a Metadata v12 request for all topics over one raw connection, median of 5, from sending it to the
   last byte of the answer (the client side only reads the bytes; decoding is not timed);
-- resident memory (VmRSS) after that;
-- start with data: the broker stopped cleanly (SIGTERM) and started again, until a Metadata lists every partition
-  with a leader; then the same after kill -9 (the unclean start, which recovers the active segments).
+- resident memory (VmRSS) after that, and the bytes stored (the data directory's size);
+- clean stop: SIGTERM until the process is gone (it must write every partition's index files and producer-state
+  snapshot; a stop over STOP_TIMEOUT_S is cut short by SIGKILL and reported as null);
+- start with data: started again after that stop, until a Metadata lists every partition with a leader;
+- resident memory with more data: --more-records records of --more-bytes B more in every partition, then VmRSS
+  and the bytes stored again (resident memory must not grow with the bytes stored);
+- then kill -9 and the unclean start, which recovers the active segments.
 bench/performance.py --scale-json puts the table and a plot into docs/performance.md.
 """
 
@@ -18,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import statistics
 import struct
 import sys
@@ -41,7 +47,10 @@ from tests.test_groups_support import Wire  # noqa: E402
 
 TOPIC_PARTITIONS = 1000
 START_TIMEOUT_S = 900.0
+STOP_TIMEOUT_S = 600.0
 METADATA_VERSION = 12
+MORE_RECORDS = 100
+MORE_BYTES = 1000
 
 
 def rss_mib(pid: int) -> float:
@@ -76,17 +85,50 @@ def fill(bootstrap: str, topics: dict[str, int]) -> None:
         admin.create_topics([NewTopic(name, count, 1)], operation_timeout=300, request_timeout=300)[
             name
         ].result(310)
+    produce(bootstrap, topics, 10, 100)
+
+
+def produce(bootstrap: str, topics: dict[str, int], records: int, size: int) -> None:
+    """`records` records of `size` B into every partition."""
     producer = Producer(
         {"bootstrap.servers": bootstrap, "linger.ms": 50, "queue.buffering.max.messages": 1_000_000}
     )
-    value = b"v" * 100
+    value = b"v" * size
     for name, count in topics.items():
         for p in range(count):
-            for _ in range(10):
-                producer.produce(name, value, partition=p)
-        producer.poll(0)
-    if producer.flush(300):
-        raise RuntimeError("records still queued after 300 s")
+            for _ in range(records):
+                while True:
+                    try:
+                        producer.produce(name, value, partition=p)
+                        break
+                    except BufferError:  # the local queue is full: let it drain
+                        producer.poll(0.1)
+            producer.poll(0)
+    if producer.flush(600):
+        raise RuntimeError("records still queued after 600 s")
+
+
+def stored_mib(directory: Path) -> float:
+    total = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:
+                continue
+    return total / 2**20
+
+
+def stop_cleanly(broker: BrokerProcess) -> float | None:
+    """Seconds from SIGTERM until the process is gone; None if it took over STOP_TIMEOUT_S (then SIGKILLed)."""
+    t0 = time.perf_counter()
+    os.kill(broker.pid, signal.SIGTERM)
+    while broker.is_running():
+        if time.perf_counter() - t0 > STOP_TIMEOUT_S:
+            broker.kill()
+            return None
+        time.sleep(0.05)
+    return time.perf_counter() - t0
 
 
 def wait_all_leaders(bootstrap: str, partitions: int, timeout: float = 600) -> None:
@@ -118,17 +160,21 @@ class PatientBroker(BrokerProcess):
         super().wait_ready(START_TIMEOUT_S)
 
 
-def measure_kbroker(source_dir: Path | None, partitions: int, tmp: Path) -> dict[str, Any]:
+def measure_kbroker(
+    source_dir: Path | None, partitions: int, tmp: Path, more: tuple[int, int]
+) -> dict[str, Any]:
     broker = PatientBroker(tmp / "data", log_path=tmp / "broker.log", source_dir=source_dir)
     broker.start()
     try:
         fill(broker.bootstrap, topics_for(partitions))
-        return measure(broker, "kbroker", partitions)
+        return measure(broker, "kbroker", partitions, tmp / "data", more)
     finally:
         broker.stop()
 
 
-def measure(broker: BrokerProcess, name: str, partitions: int) -> dict[str, Any]:
+def measure(
+    broker: BrokerProcess, name: str, partitions: int, data_dir: Path, more: tuple[int, int]
+) -> dict[str, Any]:
     time.sleep(3)
     a = sample_cpu(broker.pid)
     time.sleep(10)
@@ -141,24 +187,37 @@ def measure(broker: BrokerProcess, name: str, partitions: int) -> dict[str, Any]
         "idle_cpu": None if idle is None else idle / 10,
         "metadata_ms": metadata,
         "rss_mib": rss,
+        "stored_mib": stored_mib(data_dir),
         "load": load_average(),
     }
     print(json.dumps(row), flush=True)  # so far, in case a restart fails
-    for kind in ("clean", "kill -9"):
-        if kind == "clean":
-            broker.terminate()
-        else:
-            broker.kill()
-        t0 = time.perf_counter()
-        broker.start()
-        wait_all_leaders(broker.bootstrap, partitions, START_TIMEOUT_S)
-        row["start_s" if kind == "clean" else "start_unclean_s"] = time.perf_counter() - t0
+    row["stop_s"] = stop_cleanly(broker)
+    t0 = time.perf_counter()
+    broker.start()
+    wait_all_leaders(broker.bootstrap, partitions, START_TIMEOUT_S)
+    row["start_s"] = time.perf_counter() - t0
     row["rss_after_restart_mib"] = rss_mib(broker.pid)
+    print(json.dumps(row), flush=True)
+    records, size = more
+    if records:
+        produce(broker.bootstrap, topics_for(partitions), records, size)
+        time.sleep(3)
+        row["metadata_more_data_ms"] = full_metadata_ms(broker.bootstrap)
+        row["rss_more_data_mib"] = rss_mib(broker.pid)
+        row["stored_more_data_mib"] = stored_mib(data_dir)
+        print(json.dumps(row), flush=True)
+    broker.kill()
+    t0 = time.perf_counter()
+    broker.start()
+    wait_all_leaders(broker.bootstrap, partitions, START_TIMEOUT_S)
+    row["start_unclean_s"] = time.perf_counter() - t0
+    row["rss_after_unclean_restart_mib"] = rss_mib(broker.pid)
+    row["load_end"] = load_average()
     print(json.dumps(row), flush=True)
     return row
 
 
-def measure_kafka(version: str, partitions: int, tmp: Path) -> dict[str, Any]:
+def measure_kafka(version: str, partitions: int, tmp: Path, more: tuple[int, int]) -> dict[str, Any]:
     from compat.kafka.process import KafkaProcess
 
     kafka = KafkaProcess(version, tmp / "kafka")
@@ -166,7 +225,7 @@ def measure_kafka(version: str, partitions: int, tmp: Path) -> dict[str, Any]:
     kafka.wait_ready()
     try:
         fill(kafka.bootstrap, topics_for(partitions))
-        row = measure(kafka, f"kafka-{version}", partitions)
+        row = measure(kafka, f"kafka-{version}", partitions, tmp / "kafka", more)
         return row
     finally:
         kafka.stop()
@@ -181,24 +240,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--targets", default="kbroker", help="kbroker and/or kafka (Apache Kafka 3.9.2) [kbroker]"
     )
+    parser.add_argument(
+        "--more-records",
+        type=int,
+        default=MORE_RECORDS,
+        help=f"records added to every partition for the memory-with-more-data figure; 0: none [{MORE_RECORDS}]",
+    )
+    parser.add_argument(
+        "--more-bytes", type=int, default=MORE_BYTES, help=f"size of each of those records [{MORE_BYTES}]"
+    )
     parser.add_argument("--json", type=Path, help="write the rows here (bench/performance.py --scale-json)")
     args = parser.parse_args(argv)
     rows = []
+    more = (args.more_records, args.more_bytes)
     with kbroker_sources([args.kbroker_rev] if args.kbroker_rev else None) as (source,):
         for count in (int(x) for x in args.partitions.split(",")):
             for target in args.targets.split(","):
                 tmp = Path(tempfile.mkdtemp(prefix="scale-bench-"))
                 try:
                     if target == "kbroker":
-                        rows.append(measure_kbroker(source.directory, count, tmp))
+                        rows.append(measure_kbroker(source.directory, count, tmp, more))
                     else:
-                        rows.append(measure_kafka("3.9.2", count, tmp))
+                        rows.append(measure_kafka("3.9.2", count, tmp, more))
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
     data = {
         "description": "bench/scale.py: topics of up to 1,000 partitions, 10 records of 100 B in every partition; "
-        "idle CPU over 10 s with no client; a full Metadata v12 (median of 5); start = until a Metadata shows "
-        "every partition led, after SIGTERM (clean) and after kill -9.",
+        "idle CPU over 10 s with no client; a full Metadata v12 (median of 5); clean stop = SIGTERM until the "
+        "process is gone; start = until a Metadata shows every partition led, after that stop (clean) and after "
+        f"kill -9; RSS with more data = after {args.more_records} more records of {args.more_bytes} B in every "
+        "partition.",
         "rows": rows,
     }
     if args.json is not None:
