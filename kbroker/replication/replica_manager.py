@@ -240,7 +240,7 @@ class ReplicaManager:
                     continue
                 partition = self.partitions.get(tp)
                 if partition is None or partition.topic_id != topic.topic_id:
-                    partition = self._open_partition(tp, topic)
+                    partition = self._open_partition(tp, topic, config)
                     if partition is None:
                         continue
                 elif config is not None:
@@ -359,10 +359,15 @@ class ReplicaManager:
     def _log_config(self, topic: TopicMetadata) -> LogConfig:
         return LogConfig.from_properties(topic.configs, self.default_log_config)
 
-    def _open_partition(self, tp: TopicPartition, topic: TopicMetadata) -> Partition | None:
+    def _open_partition(
+        self, tp: TopicPartition, topic: TopicMetadata, config: LogConfig | None = None
+    ) -> Partition | None:
         """The Partition of a topic-partition we replicate, its log opened or created. A log left from an earlier
         topic of the same name (deleted and re-created while we were away) is deleted first: partition.metadata
-        names the topic id each log belongs to, as in Kafka."""
+        names the topic id each log belongs to, as in Kafka. `config`: the topic's log config, if the caller has it
+        (parsed once per topic, not per partition)."""
+        if config is None:
+            config = self._log_config(topic)
         try:
             plog = self.logs.get(tp)
             if plog is not None:
@@ -374,10 +379,10 @@ class ReplicaManager:
                     self._delete_log(tp, "it belongs to an earlier topic of the same name")
                     plog = None
                 if plog is not None:
-                    plog.config = self._log_config(topic)
+                    plog.config = config
                     plog.configured = True
             if plog is None:
-                plog = self.logs.create(tp, self._log_config(topic), self.clock.now_ms())
+                plog = self.logs.create(tp, config, self.clock.now_ms())
                 write_partition_metadata(plog.directory, topic.topic_id)
                 plog.topic_id = topic.topic_id
         except (OSError, KafkaError) as exc:
