@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/scale.py --kbroker-rev HEAD --json /tmp/scale.json    # 100, 1,000, 10,000 partitions
     .venv/bin/python bench/scale.py --partitions 10000 --targets kbroker,kafka
+    .venv/bin/python bench/scale.py --cluster --partitions 1000,10000 --json /tmp/scale-x3.json   # 3 nodes, RF=3
 
 For each partition count, a fresh broker gets topics of 1,000 partitions (fewer for smaller counts) and one batch of
 10 records of 100 B in every partition (so every partition has a segment with data to open at start). Then:
@@ -15,6 +16,11 @@ For each partition count, a fresh broker gets topics of 1,000 partitions (fewer 
 - resident memory with more data: --more-records records of --more-bytes B more in every partition, then VmRSS
   and the bytes stored again (resident memory must not grow with the bytes stored);
 - then kill -9 and the unclean start, which recovers the active segments.
+With --cluster the target is instead a 3-node kbroker cluster (private etcd, the brokers' default settings) holding
+the partitions with replication factor 3 (so each node holds every partition: a third as leader, the rest as a
+follower fetching from the two other nodes). After the fill it waits until every partition's ISR has 3 replicas, then
+measures each node's idle CPU over 10 s (the followers' long polls, replica.fetch.wait.max.ms, are the work); no
+restart is timed.
 bench/performance.py --scale-json puts the table and a plot into docs/performance.md.
 """
 
@@ -79,12 +85,12 @@ def topics_for(partitions: int) -> dict[str, int]:
     return {f"scale-{i}": per for i in range(partitions // per)}
 
 
-def fill(bootstrap: str, topics: dict[str, int]) -> None:
+def fill(bootstrap: str, topics: dict[str, int], replication_factor: int = 1) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for name, count in topics.items():
-        admin.create_topics([NewTopic(name, count, 1)], operation_timeout=300, request_timeout=300)[
-            name
-        ].result(310)
+        admin.create_topics(
+            [NewTopic(name, count, replication_factor)], operation_timeout=300, request_timeout=300
+        )[name].result(310)
     produce(bootstrap, topics, 10, 100)
 
 
@@ -129,6 +135,60 @@ def stop_cleanly(broker: BrokerProcess) -> float | None:
             return None
         time.sleep(0.05)
     return time.perf_counter() - t0
+
+
+def wait_full_isr(bootstrap: str, partitions: int, replicas: int, timeout: float = START_TIMEOUT_S) -> None:
+    """Until every scale- partition has `replicas` in-sync replicas (the followers have caught up)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            md = admin.list_topics(timeout=30)
+        except Exception:
+            time.sleep(0.5)
+            continue
+        full = sum(
+            1
+            for name, t in md.topics.items()
+            if name.startswith("scale-")
+            for p in t.partitions.values()
+            if len(p.isrs) >= replicas
+        )
+        if full >= partitions:
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"not every partition has {replicas} in-sync replicas after {timeout} s")
+
+
+def measure_kbroker_cluster(source: Any, partitions: int) -> dict[str, Any]:
+    """A 3-node cluster holding `partitions` partitions with replication factor 3: each node's idle CPU."""
+    from bench.run import KBrokerCluster
+
+    cluster = KBrokerCluster(source)
+    cluster.start()
+    try:
+        t0 = time.perf_counter()
+        fill(cluster.bootstrap, topics_for(partitions), replication_factor=3)
+        wait_full_isr(cluster.bootstrap, partitions, 3)
+        created = time.perf_counter() - t0
+        time.sleep(3)
+        pids = cluster.pids()
+        before = [sample_cpu(pid) for pid in pids]
+        time.sleep(10)
+        idle = [cpu_delta(a, sample_cpu(pid)) for a, pid in zip(before, pids, strict=True)]
+        row: dict[str, Any] = {
+            "target": "kbroker-x3",
+            "partitions": partitions,
+            "replication_factor": 3,
+            "idle_cpu_per_node": [None if x is None else x / 10 for x in idle],
+            "rss_mib_per_node": [rss_mib(pid) for pid in pids],
+            "create_and_fill_s": created,
+            "load": load_average(),
+        }
+        print(json.dumps(row), flush=True)
+        return row
+    finally:
+        cluster.stop()
 
 
 def wait_all_leaders(bootstrap: str, partitions: int, timeout: float = 600) -> None:
@@ -249,12 +309,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--more-bytes", type=int, default=MORE_BYTES, help=f"size of each of those records [{MORE_BYTES}]"
     )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="a 3-node kbroker cluster, replication factor 3: idle CPU per node only (needs etcd)",
+    )
     parser.add_argument("--json", type=Path, help="write the rows here (bench/performance.py --scale-json)")
     args = parser.parse_args(argv)
     rows = []
     more = (args.more_records, args.more_bytes)
     with kbroker_sources([args.kbroker_rev] if args.kbroker_rev else None) as (source,):
         for count in (int(x) for x in args.partitions.split(",")):
+            if args.cluster:
+                rows.append(measure_kbroker_cluster(source, count))
+                continue
             for target in args.targets.split(","):
                 tmp = Path(tempfile.mkdtemp(prefix="scale-bench-"))
                 try:
@@ -264,6 +332,16 @@ def main(argv: list[str] | None = None) -> int:
                         rows.append(measure_kafka("3.9.2", count, tmp, more))
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
+    if args.cluster:
+        data: dict[str, Any] = {
+            "description": "bench/scale.py --cluster: 3 kbroker nodes and a private etcd, topics of up to 1,000 "
+            "partitions with replication factor 3, 10 records of 100 B in every partition; each node's idle CPU "
+            "over 10 s with no client, once every ISR is full.",
+            "rows": rows,
+        }
+        if args.json is not None:
+            args.json.write_text(json.dumps(data, indent=1))
+        return 0
     data = {
         "description": "bench/scale.py: topics of up to 1,000 partitions, 10 records of 100 B in every partition; "
         "idle CPU over 10 s with no client; a full Metadata v12 (median of 5); clean stop = SIGTERM until the "
