@@ -101,6 +101,29 @@ async def test_the_deadline_ends_a_wait_with_a_last_check() -> None:
     assert purgatory.watching(A) == 0
 
 
+@pytest.mark.trio
+async def test_park_says_whether_anything_it_watches_moved(autojump_clock: trio.abc.Clock) -> None:
+    purgatory = Purgatory()
+    calls: list[int] = []
+    # Nothing woke it: no last check at the deadline, and it says nothing moved (a long poll answers with its read).
+    assert await purgatory.park([A], counting(lambda: False, calls), trio.current_time() + 1) == (
+        False,
+        False,
+    )
+    assert calls == [1]
+    moved: list[tuple[bool, bool]] = []
+
+    async def park() -> None:
+        moved.append(await purgatory.park([A, B], counting(lambda: False, calls), trio.current_time() + 1))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(park)
+        await trio.testing.wait_all_tasks_blocked()
+        purgatory.wake(B)
+    assert moved == [(False, True)]
+    assert purgatory.watching(A) == purgatory.watching(B) == 0
+
+
 def fetch(tp: TopicPartition, offset: int, max_wait_ms: int) -> FetchRequest:
     return FetchRequest(
         replica_id=-1,
@@ -194,3 +217,47 @@ async def test_an_acks_all_produce_parks_until_the_follower_has_the_batch(tmp_pa
             await follower_fetch(broker, A, 1)
         assert answers == [ErrorCode.NONE]
         assert partition.high_watermark == 1
+
+
+def produce_to(tps: list[TopicPartition], acks: int) -> ProduceRequest:
+    batch = bytes(build_batch([Record(0, 0, b"k", b"v")]))
+    return ProduceRequest(
+        acks=acks,
+        timeout_ms=30_000,
+        topic_data=[
+            TopicProduceData(
+                name="t",
+                partition_data=[PartitionProduceData(index=tp.partition, records=batch) for tp in tps],
+            )
+        ],
+    )
+
+
+@pytest.mark.trio
+async def test_one_follower_fetch_round_moves_every_high_watermark_and_answers_the_produce(
+    tmp_path: Path,
+) -> None:
+    async with running_broker(tmp_path / "data", metadata=two_brokers) as broker:
+        await broker.metadata.create_topic("t", 2, 2, {})
+        for tp in (A, B):
+            await follower_fetch(broker, tp, 0)
+        answers: list[list[int]] = []
+
+        async def producer() -> None:
+            response = await call(broker, produce_to([A, B], -1), 9)
+            answers.append([p.error_code for p in response.responses[0].partition_responses])
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(producer)
+            await wait_until(lambda: broker.replicas.purgatory.watching(A) == 1)
+            assert answers == []
+            # One fetch round of both partitions at their new log end: both high watermarks move, and its answer
+            # already carries them.
+            request = fetch(A, 1, max_wait_ms=0)
+            request.replica_id = 1
+            request.topics[0].partitions.append(
+                FetchPartition(partition=B.partition, fetch_offset=1, partition_max_bytes=1 << 20)
+            )
+            response = await call(broker, request, 12)
+            assert [p.high_watermark for p in response.responses[0].partitions] == [1, 1]
+        assert answers == [[ErrorCode.NONE, ErrorCode.NONE]]

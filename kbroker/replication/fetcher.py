@@ -4,11 +4,12 @@ Replication uses the Kafka protocol itself. For each partition the fetcher first
 leader's (KIP-101, KIP-279): it sends OffsetForLeaderEpoch with the latest leader epoch in its own log, and truncates
 to where that epoch ends on the leader, asking again with an older epoch when the leader never had ours. Then it
 sends Fetch requests with its replica id from its log end offset, appends what it gets with the leader's offsets and
-leader epochs, fsyncs it (group commit), and only then asks for more: the next fetch offset is what tells the leader
-that the records are on this replica, so a record counted towards the high watermark is on disk on every in-sync
-replica, not just written. The follower's high watermark is the leader's, capped at its own log end. The fetches form
-a fetch session with the leader (KIP-227, fetch_session_handler.py): after the first, a request lists only the
-partitions whose fetch position or fields changed.
+leader epochs, fsyncs every log the round appended to (one batch of fsyncs in a worker thread per round), and only
+then asks for more: the next fetch offset is what tells the leader that the records are on this replica, so a record
+counted towards the high watermark is on disk on every in-sync replica, not just written. The follower's high
+watermark is the leader's, capped at its own log end. The fetches form a fetch session with the leader (KIP-227,
+fetch_session_handler.py): after the first, a request lists only the partitions whose fetch position or fields
+changed.
 
 A partition the leader refuses (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH: our metadata is behind, or the leader's
 is) is retried after a short pause; a metadata change meanwhile replaces its state (see manager.py), which restarts
@@ -26,9 +27,8 @@ import trio
 
 from kbroker.clock import Clock
 from kbroker.common import KafkaError, TopicPartition
-from kbroker.log.flusher import GroupCommitter
 from kbroker.log.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
-from kbroker.log.partition_log import PartitionLog
+from kbroker.log.partition_log import FlushPlan, PartitionLog
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.client import (
     FETCH_VERSION,
@@ -69,6 +69,19 @@ def error_name(code: int) -> str:
         return ErrorCode(code).name
     except ValueError:
         return f"error {code}"
+
+
+def _execute_plans(plans: list[FlushPlan]) -> list[BaseException | None]:
+    """Worker thread: run every flush plan, each one's error collected rather than stopping at the first."""
+    errors: list[BaseException | None] = []
+    for plan in plans:
+        try:
+            plan.execute()
+        except Exception as exc:
+            errors.append(exc)
+        else:
+            errors.append(None)
+    return errors
 
 
 # ---- the truncation rule (pure) ------------------------------------------------------------------------------
@@ -139,7 +152,6 @@ class ReplicaFetcher:
         node_id: int,
         leader: BrokerRegistration,
         partitions: PartitionLookup,
-        committer: GroupCommitter,
         fetch_wait_max_ms: int,
         fetch_max_bytes: int,
         clock: Clock,
@@ -151,7 +163,6 @@ class ReplicaFetcher:
         self.leader = leader
         self.partitions: dict[TopicPartition, FollowState] = {}
         self._partitions = partitions
-        self._committer = committer
         self._fetch_wait_max_ms = fetch_wait_max_ms
         self._fetch_max_bytes = fetch_max_bytes
         self._clock = clock
@@ -386,17 +397,29 @@ class ReplicaFetcher:
                 except KafkaError as exc:
                     log.warning("cannot move the log start of %s: %s", plog.name, exc)
         if appended:
-            async with trio.open_nursery() as nursery:
-                for plog in appended:
-                    nursery.start_soon(self._make_durable, plog, plog.log_end_offset)
+            await self._make_durable(appended)
 
-    async def _make_durable(self, plog: PartitionLog, end_offset: int) -> None:
-        try:
-            await self._committer.wait_durable(plog, end_offset)
-        except (KafkaError, ValueError) as exc:
-            # A truncation meanwhile (ValueError: the offset is gone) or a disk error (the log went offline): the
-            # next fetch reports whatever the log holds now.
-            log.info("fsync of %s up to %d: %s", plog.name, end_offset, exc)
+    async def _make_durable(self, logs: list[PartitionLog]) -> None:
+        """fsync every log this round appended to, all in one worker thread, before the next fetch tells the leader
+        they have it. Not through the broker's group committer: its round in flight (the fsyncs of the produces
+        this node leads) would make the whole replication round wait for it and then for one more round; two
+        flushes of one log at once are safe (FlushPlan). A disk error takes the log offline, as in the committer:
+        the next fetch reports whatever the log holds then."""
+        plans: list[tuple[PartitionLog, FlushPlan]] = []
+        for plog in logs:
+            try:
+                plans.append((plog, plog.begin_flush()))
+            except KafkaError as exc:
+                log.info("fsync of %s: %s", plog.name, exc)
+        if not plans:
+            return
+        # Not cancellable: the plans' descriptors are closed by the worker, and the outcome must be known.
+        errors = await trio.to_thread.run_sync(_execute_plans, [plan for _, plan in plans])
+        for (plog, plan), error in zip(plans, errors, strict=True):
+            if error is None:
+                plog.end_flush(plan)
+            else:
+                log.error("fsync of %s failed: %s", plog.name, plog.fail_flush(error))
 
     def _out_of_range(
         self, state: FollowState, plog: PartitionLog, leader_log_start: int, leader_high_watermark: int

@@ -292,6 +292,7 @@ class Partition:
         now_ms: int,
         isolation_level: int = READ_UNCOMMITTED,
         follower_log_start_offset: int = -1,
+        advance_high_watermark: bool = True,
     ) -> PartitionRead:
         """Serve a consumer (replica_id < 0: up to the high watermark, or up to the last stable offset at
         read_committed, with the aborted transactions the records overlap) or a follower (up to the log end; its
@@ -314,7 +315,9 @@ class Partition:
                 last_stable_offset=log.last_stable_offset,
             )
         if replica_id >= 0:
-            self.record_follower_fetch(replica_id, fetch_offset, now_ms, follower_log_start_offset)
+            self.record_follower_fetch(
+                replica_id, fetch_offset, now_ms, follower_log_start_offset, advance=advance_high_watermark
+            )
         hw = log.high_watermark
         lso = log.last_stable_offset
         # Consumers read below the high watermark only (or the LSO, at read_committed). Above it (a new leader's
@@ -365,14 +368,23 @@ class Partition:
     # ---- replication (leader side) -----------------------------------------------------------------------------
 
     def record_follower_fetch(
-        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        log_start_offset: int = -1,
+        *,
+        advance: bool = True,
     ) -> None:
-        """A follower fetched from `fetch_offset`: it has everything below (and nothing below its log start)."""
+        """A follower fetched from `fetch_offset`: it has everything below (and nothing below its log start).
+        `advance=False`: the caller moves the high watermark itself (once per fetch round, after every partition of
+        the fetch is recorded)."""
         assert self.replication is not None
         self.replication.record_fetch(replica_id, fetch_offset, self.log.log_end_offset, now_ms)
         if self.replication.record_log_start_offset(replica_id, log_start_offset):
             self._on_progress(self.tp)  # a DeleteRecords may be waiting for it
-        self.maybe_advance_high_watermark()
+        if advance:
+            self.maybe_advance_high_watermark()
 
     def low_watermark(self, live_brokers: Collection[int]) -> int:
         """The smallest log start offset over this leader and its live followers (Kafka's low watermark: what

@@ -20,12 +20,15 @@ from kbroker.common import TopicPartition
 class _Watcher:
     """One parked request. A wake before the request waits is not lost: the event stays set until it waits."""
 
-    __slots__ = ("_event",)
+    __slots__ = ("_event", "woken")
 
     def __init__(self) -> None:
         self._event = trio.Event()
+        self.woken = False
+        """Whether it was ever woken (a wake at the deadline is not lost: the caller checks this)."""
 
     def wake(self) -> None:
+        self.woken = True
         self._event.set()
 
     async def wait(self) -> None:
@@ -56,8 +59,16 @@ class Purgatory:
     ) -> bool:
         """Park until `is_complete()` (checked now, then after every wake of one of `keys`) or trio's clock
         reaches `deadline`. Returns whether it completed."""
+        completed, _ = await self.park(keys, is_complete, deadline)
+        return completed
+
+    async def park(
+        self, keys: Iterable[TopicPartition], is_complete: Callable[[], bool], deadline: float
+    ) -> tuple[bool, bool]:
+        """`wait_until`, also saying whether any of `keys` was woken meanwhile: if none was, nothing the request
+        watches has moved since it parked (a long-polling fetch can answer with what it read when it came in)."""
         if is_complete():
-            return True
+            return True, False
         watcher = _Watcher()
         watched = list(dict.fromkeys(keys))
         for key in watched:
@@ -67,7 +78,7 @@ class Purgatory:
                 while True:
                     await watcher.wait()
                     if is_complete():
-                        return True
+                        return True, True
         finally:
             for key in watched:
                 watchers = self._watchers.get(key)
@@ -75,4 +86,6 @@ class Purgatory:
                     watchers.discard(watcher)
                     if not watchers:
                         del self._watchers[key]
-        return is_complete()
+        if not watcher.woken:
+            return False, False
+        return is_complete(), True

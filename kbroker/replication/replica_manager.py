@@ -428,7 +428,6 @@ class ReplicaManager:
                     node_id=self.node_id,
                     leader=self.image.brokers[leader_id],
                     partitions=self.partitions.get,
-                    committer=self.committer,
                     fetch_wait_max_ms=self.settings.replica_fetch_wait_max_ms,
                     fetch_max_bytes=self.settings.replica_fetch_max_bytes,
                     clock=self.clock,
@@ -630,11 +629,16 @@ class ReplicaManager:
         deadline = trio.current_time() + params.max_wait_ms / 1000
         self.stats.parked_fetches += 1
         try:
-            await self.purgatory.wait_until(
+            _, moved = await self.purgatory.park(
                 [p.tp for p in params.partitions], lambda: self._fetch_ready(params), deadline
             )
         finally:
             self.stats.parked_fetches -= 1
+        if not moved and (params.replica_id < 0 or self.leader_quota.unlimited):
+            # Nothing it asks for moved while it waited (every change wakes the purgatory): the first read is the
+            # answer. An idle follower's long poll then reads its partitions once per round, not twice. (A throttled
+            # follower reads again: the quota may have room now.)
+            return reads
         return self._read(params)[0]
 
     def _read(self, params: FetchParams) -> tuple[list[PartitionRead], int]:
@@ -646,6 +650,8 @@ class ReplicaManager:
         min_one_batch = True
         total = 0
         reads = []
+        follower = params.replica_id >= 0
+        followed: list[tuple[Partition, PartitionRead, int]] = []
         for request in params.partitions:
             partition = self.partitions.get(request.tp)
             if partition is None:
@@ -665,7 +671,10 @@ class ReplicaManager:
                 now_ms=now,
                 isolation_level=params.isolation_level,
                 follower_log_start_offset=request.log_start_offset,
+                advance_high_watermark=not follower,
             )
+            if follower and read.error == ErrorCode.NONE:
+                followed.append((partition, read, request.fetch_offset))
             size = len(read.records)
             if throttle:
                 self.leader_quota.record(size, now)
@@ -680,9 +689,14 @@ class ReplicaManager:
                     traffic.bytes_out += size
                     # Batch headers only (one per batch, never per record).
                     traffic.messages_out += record_count(read.records)
-            if params.replica_id >= 0 and partition.may_join_isr(params.replica_id, request.fetch_offset):
-                self._isr_wakeup.set()
             reads.append(read)
+        # A follower's fetch moves the high watermark of its partitions once per fetch round, after all of them are
+        # recorded: the parked acks=-1 produces they wake look once, at the round's outcome.
+        for partition, read, fetch_offset in followed:
+            if partition.maybe_advance_high_watermark():
+                read.high_watermark = partition.high_watermark
+            if partition.may_join_isr(params.replica_id, fetch_offset):
+                self._isr_wakeup.set()
         return reads, total
 
     def _fetch_ready(self, params: FetchParams) -> bool:
