@@ -8,6 +8,9 @@
                                      # redraw the page from the committed measurements
     .venv/bin/python bench/performance.py --quick                 # smoke check (one small round), into /tmp
     .venv/bin/python bench/performance.py --quick --cold-read-gib 1   # with every scenario (~5 min)
+    .venv/bin/python bench/performance.py --from-json docs/performance.json \
+        --cluster-json docs/performance-cluster.json --scale-cluster-json docs/performance-scale-cluster.json
+                                     # with the 3-node cluster's figures (a measuring run then runs the cluster)
 
 The measuring is bench/run.py's (see bench/README.md): one confluent-kafka load generator; kbroker (a fresh data
 directory), the mock (bench/mock_cluster.py) and Apache Kafka 3.9.2 (compat/kafka/, one KRaft node, 512 MiB heap,
@@ -24,6 +27,12 @@ three times a round. After the sizes, every round also runs (bench/README.md, "S
 Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test at 100 B and 1 KiB (bench/kafka_perf_test.py),
 1,000 concurrent connections producing and consuming (bench/connections.py) and a cold read of a 20 GiB backlog
 (bench/cold_read.py); each has its table in the page.
+
+A measuring run also runs `bench/run.py --cluster --targets kbroker` (a 3-node kbroker cluster with a private etcd,
+topics with replication factor 3; `--no-cluster` skips it; its JSON goes to performance-cluster.json beside the
+page), and the page compares its produce figures at acks=all and acks=1 with the single node's: records/s and CPU
+per record (the three nodes' CPU summed). `--scale-cluster-json` adds each node's idle CPU by partition count, from
+`bench/scale.py --cluster` (docs/performance-scale-cluster.json).
 
 Plots need matplotlib (`pip install -e '.[bench]'`).
 """
@@ -448,6 +457,56 @@ def by_size_plot(f: Figures, directory: Path) -> list[str]:
     return ["by-record-size.png"]
 
 
+CLUSTER_TARGET = "kbroker-x3"
+CLUSTER_SIZES = "100,1024"  # the sizes of issue 12's cluster targets
+
+
+def cluster_section(single: Figures, cluster: Figures | None, scale_cluster: dict[str, Any] | None) -> str:
+    """The 3-node cluster (replication factor 3) against the single node: produce rec/s and CPU per record at
+    acks=all and acks=1; then idle CPU per node by partition count (bench/scale.py --cluster)."""
+    lines = ["### Three nodes, replication factor 3 (bench/run.py --cluster)", ""]
+    if cluster is not None:
+        lines += [
+            "Produce with one confluent-kafka producer (linger.ms=5) to a topic of 4 partitions; CPU µs/rec sums the "
+            "three brokers' CPU (at acks=1 part of the followers' copying may come after the run's last "
+            "acknowledgement, so it is undercounted). The share is the cluster's records/s over the single node's.",
+            "",
+            "| record | acks | single node rec/s | single node CPU µs/rec | 3 nodes rec/s | 3 nodes CPU µs/rec "
+            "| 3 nodes / single node | load avg (3 nodes) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for size in sorted(set(single.sizes) | set(cluster.sizes)):
+            for acks in ("all", "1"):
+                scenario = f"produce acks={acks}"
+                one = single.cell(scenario, size, "kbroker", "rate")
+                three = cluster.cell(scenario, size, CLUSTER_TARGET, "rate")
+                share = f"{100 * three / one:.0f}%" if one and three else "—"
+                one_cpu = single.cell(scenario, size, "kbroker", "cpu_us")
+                three_cpu = cluster.cell(scenario, size, CLUSTER_TARGET, "cpu_us")
+                lines.append(
+                    f"| {size_label(size)} | {acks} | {fmt(one)} | {fmt_cpu(one_cpu)} "
+                    f"| {fmt(three)} | {fmt_cpu(three_cpu)} | {share} "
+                    f"| {fmt(cluster.cell(scenario, size, CLUSTER_TARGET, 'load'), 1)} |"
+                )
+        lines.append("")
+    if scale_cluster is not None:
+        lines += [
+            f"Idle: {scale_cluster.get('description', '')}",
+            "",
+            "| partitions | idle CPU per node (share of a core) | RSS per node (MiB) | create, fill, full ISR (s) "
+            "| load avg |",
+            "|---|---|---|---|---|",
+        ]
+        for r in sorted(scale_cluster["rows"], key=lambda r: r["partitions"]):
+            idle = ", ".join("n/a" if x is None else f"{100 * x:.1f}%" for x in r["idle_cpu_per_node"])
+            rss = ", ".join(fmt(x) for x in r.get("rss_mib_per_node", []))
+            lines.append(
+                f"| {r['partitions']:,} | {idle} | {rss} | {fmt(r.get('create_and_fill_s'))} | {r.get('load', '?')} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
     m = f.meta
     head = [
@@ -543,6 +602,17 @@ def main(argv: list[str] | None = None) -> int:
         "--targets", default="kbroker,mock,kafka", help="bench/run.py targets [kbroker,mock,kafka]"
     )
     parser.add_argument("--scale-json", type=Path, help="bench/scale.py's JSON, for the partitions section")
+    parser.add_argument(
+        "--cluster-json",
+        type=Path,
+        help="with --from-json: bench/run.py --cluster's JSON (the 3-node section)",
+    )
+    parser.add_argument("--no-cluster", action="store_true", help="measure no 3-node cluster")
+    parser.add_argument(
+        "--scale-cluster-json",
+        type=Path,
+        help="bench/scale.py --cluster's JSON (idle CPU per node by partitions)",
+    )
     parser.add_argument("--quick", action="store_true", help="one small round; writes under /tmp")
     parser.add_argument("--out-dir", type=Path, help="where performance.md and its plots go [docs/]")
     add_round_scenario_options(parser)
@@ -574,8 +644,28 @@ def main(argv: list[str] | None = None) -> int:
         if not json_path.exists() or not json_path.stat().st_size:
             return code or 2
         print(f"measurements: {json_path}")
+        cluster_json: Path | None = None
+        if not args.no_cluster:
+            cluster_json = out_dir / "performance-cluster.json"
+            cluster_args = [
+                "--cluster", "--targets", "kbroker",
+                "--sizes", CLUSTER_SIZES,
+                "--latency-rates", str(LATENCY_RATE),
+                "--latency-linger-ms", "0",
+                "--json", str(cluster_json),
+                "--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results-cluster.md"),
+            ]  # fmt: skip
+            cluster_args += ["--quick"] if args.quick else ["--rounds", str(args.rounds)]
+            if args.kbroker_rev:
+                cluster_args += ["--kbroker-rev", args.kbroker_rev]
+            bench_run.main(cluster_args)
+            if not cluster_json.exists() or not cluster_json.stat().st_size:
+                cluster_json = None
+            else:
+                print(f"cluster measurements: {cluster_json}")
     else:
         json_path = args.from_json
+        cluster_json = args.cluster_json
     figures = Figures(json.loads(json_path.read_text()))
     plot_dir = out_dir / PLOTS
     plot_names = plots(figures, plot_dir)
@@ -583,6 +673,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.scale_json is not None:
         scale_text, more = scale_section(json.loads(args.scale_json.read_text()), plot_dir)
         plot_names += more
+    if cluster_json is not None or args.scale_cluster_json is not None:
+        cluster = Figures(json.loads(cluster_json.read_text())) if cluster_json is not None else None
+        scale_cluster = (
+            json.loads(args.scale_cluster_json.read_text()) if args.scale_cluster_json is not None else None
+        )
+        scale_text = "\n\n".join(
+            t for t in (scale_text, cluster_section(figures, cluster, scale_cluster)) if t
+        )
     (out_dir / "performance.md").write_text(page(figures, plot_names, scale_text, NOTES))
     print(f"written to {out_dir / 'performance.md'}")
     return 0
