@@ -109,10 +109,7 @@ class BrokerClient:
                     frame = self._decoder.next_frame()
                     if frame is not NEED_DATA:
                         break
-                    data = await self._stream.receive_some(_RECEIVE_SIZE)
-                    if not data:
-                        raise BrokerClientError("the broker closed the connection")
-                    self._decoder.feed(data)
+                    await self._receive()
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
             raise BrokerClientError(f"request {api_key} v{version} failed: {exc!r}") from exc
         except ProtocolError as exc:
@@ -122,6 +119,22 @@ class BrokerClient:
             return decode_response(frame, api_key, version, correlation_id)
         except ProtocolError as exc:
             raise BrokerClientError(f"unreadable response to API {api_key} v{version}: {exc}") from exc
+
+    async def _receive(self) -> None:
+        """Receive more of the response. On a plain TCP stream the bytes go straight into the decoder's buffer (a
+        follower's fetch response of megabytes is neither copied out of a bytes object nor allocated per chunk);
+        other streams (TLS) hand over what they received."""
+        stream = self._stream
+        if isinstance(stream, trio.SocketStream):
+            received = await stream.socket.recv_into(self._decoder.receive_buffer())
+            if not received:
+                raise BrokerClientError("the broker closed the connection")
+            self._decoder.received(received)
+            return
+        data = await stream.receive_some(_RECEIVE_SIZE)
+        if not data:
+            raise BrokerClientError("the broker closed the connection")
+        self._decoder.feed(data)
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True), trio.move_on_after(1):
