@@ -433,6 +433,7 @@ class ReplicaManager:
                     clock=self.clock,
                     connect=self._connect,
                     quota=self.follower_quota,
+                    fsync_seconds=self.committer.fsync_seconds,
                 )
                 task = _FetcherTask(fetcher, trio.CancelScope())
                 self._fetchers[leader_id] = task
