@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,9 +88,22 @@ def topics_for(partitions: int) -> dict[str, int]:
 def fill(bootstrap: str, topics: dict[str, int], replication_factor: int = 1) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for name, count in topics.items():
-        admin.create_topics(
-            [NewTopic(name, count, replication_factor)], operation_timeout=300, request_timeout=300
-        )[name].result(310)
+        for attempt in range(10):
+            try:
+                admin.create_topics(
+                    [NewTopic(name, count, replication_factor)], operation_timeout=300, request_timeout=300
+                )[name].result(310)
+                break
+            except KafkaException as e:
+                code = e.args[0].code()
+                if code == KafkaError.TOPIC_ALREADY_EXISTS and attempt:
+                    break  # an earlier attempt created it after all
+                # A cluster node busy creating the previous topic's logs may be missing from the answering node's
+                # view for a moment (it says INVALID_REPLICATION_FACTOR): try again.
+                if code != KafkaError.INVALID_REPLICATION_FACTOR or attempt == 9:
+                    raise
+                print(f"CreateTopics {name}: {e}; trying again", flush=True)
+                time.sleep(3)
     produce(bootstrap, topics, 10, 100)
 
 

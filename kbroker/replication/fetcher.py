@@ -64,6 +64,8 @@ LEADER_BEHIND_BACKOFF_S = 0.1
 # A throttled partition whose follower quota is spent waits this long before it is looked at again.
 THROTTLED_BACKOFF_S = 0.1
 ERROR_BACKOFF_S = 1.0
+# Logs fsynced per worker-thread call when a round appended to many (each plan holds a duplicated descriptor).
+FLUSH_CHUNK = 128
 
 
 def error_name(code: int) -> str:
@@ -407,28 +409,31 @@ class ReplicaFetcher:
             await self._make_durable(appended)
 
     async def _make_durable(self, logs: list[PartitionLog]) -> None:
-        """fsync every log this round appended to, all in one worker thread, before the next fetch tells the leader
-        they have it. Not through the broker's group committer: its round in flight (the fsyncs of the produces
-        this node leads) would make the whole replication round wait for it and then for one more round; two
-        flushes of one log at once are safe (FlushPlan). A disk error takes the log offline, as in the committer:
-        the next fetch reports whatever the log holds then."""
-        plans: list[tuple[PartitionLog, FlushPlan]] = []
-        for plog in logs:
-            try:
-                plans.append((plog, plog.begin_flush()))
-            except KafkaError as exc:
-                log.info("fsync of %s: %s", plog.name, exc)
-        if not plans:
-            return
-        # Not cancellable: the plans' descriptors are closed by the worker, and the outcome must be known.
-        errors = await trio.to_thread.run_sync(
-            _execute_plans, [plan for _, plan in plans], self._fsync_seconds
-        )
-        for (plog, plan), error in zip(plans, errors, strict=True):
-            if error is None:
-                plog.end_flush(plan)
-            else:
-                log.error("fsync of %s failed: %s", plog.name, plog.fail_flush(error))
+        """fsync every log this round appended to, in a worker thread, before the next fetch tells the leader they
+        have it. Not through the broker's group committer: its round in flight (the fsyncs of the produces this node
+        leads) would make the whole replication round wait for it and then for one more round; two flushes of one
+        log at once are safe (FlushPlan). A disk error takes the log offline, as in the committer: the next fetch
+        reports whatever the log holds then. A plan holds duplicated descriptors until it has run, so a round that
+        touched thousands of partitions (a node catching up on every partition) is flushed FLUSH_CHUNK logs at a
+        time rather than duplicating a descriptor per log at once."""
+        for start in range(0, len(logs), FLUSH_CHUNK):
+            plans: list[tuple[PartitionLog, FlushPlan]] = []
+            for plog in logs[start : start + FLUSH_CHUNK]:
+                try:
+                    plans.append((plog, plog.begin_flush()))
+                except KafkaError as exc:
+                    log.info("fsync of %s: %s", plog.name, exc)
+            if not plans:
+                continue
+            # Not cancellable: the plans' descriptors are closed by the worker, and the outcome must be known.
+            errors = await trio.to_thread.run_sync(
+                _execute_plans, [plan for _, plan in plans], self._fsync_seconds
+            )
+            for (plog, plan), error in zip(plans, errors, strict=True):
+                if error is None:
+                    plog.end_flush(plan)
+                else:
+                    log.error("fsync of %s failed: %s", plog.name, plog.fail_flush(error))
 
     def _out_of_range(
         self, state: FollowState, plog: PartitionLog, leader_log_start: int, leader_high_watermark: int
