@@ -70,6 +70,17 @@ async def test_put_get_delete(etcd: EtcdProcess) -> None:
 
 
 @pytest.mark.trio
+async def test_a_closed_client_fails_as_unavailable(etcd: EtcdProcess) -> None:
+    client = EtcdClient.from_url(etcd.url)
+    await client.put(b"/k", b"v")
+    await client.aclose()
+    # As an unreachable etcd (which every caller handles), not httpx's RuntimeError (which crashed a broker whose
+    # AlterPartition was in flight when it lost its registration and replaced its client).
+    with pytest.raises(EtcdUnavailable):
+        await client.txn([key_absent(b"/x")], [Put(b"/x", b"1")], [Get(b"/x")])
+
+
+@pytest.mark.trio
 async def test_txn_compare_and_swap(etcd: EtcdProcess) -> None:
     async with EtcdClient.from_url(etcd.url) as client:
         created = await client.txn([key_absent(b"/x")], [Put(b"/x", b"1")], [Get(b"/x")])

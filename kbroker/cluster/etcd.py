@@ -295,6 +295,10 @@ class EtcdClient:
     # ---- plumbing
 
     async def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        if self._http.is_closed:
+            # A request still in flight when its owner replaced this client (a lost registration joins again with a
+            # new one) must fail like an unreachable etcd, not with httpx's RuntimeError: that crashed the broker.
+            raise EtcdUnavailable(f"the etcd client is closed: {path} not sent", GRPC_UNAVAILABLE)
         last_error: Exception | None = None
         for attempt in range(len(self.endpoints)):
             index = (self._current + attempt) % len(self.endpoints)
