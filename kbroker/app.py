@@ -450,6 +450,7 @@ def _assemble(
             FetchSessionCache(
                 config.max_incremental_fetch_session_cache_slots,
                 config.min_incremental_fetch_session_eviction_ms,
+                purgatory,
             ),
             clock,
         ),

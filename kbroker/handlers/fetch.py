@@ -15,7 +15,8 @@ and epoch, and the response lists that leader's endpoint, as Kafka 3.9 does (Kaf
 the answer to a follower's fetch).
 Fetch sessions (KIP-227, from v7): the request's session id and epoch pick a fetch context
 (kbroker/replication/fetch_session.py): a full fetch (epoch 0) answers every partition and may create a session, an
-incremental one reads every partition of its session and answers those with something new, epoch -1 or a version
+incremental one reads the partitions of its session that may have something new (those woken since their last
+read: FetchSession.unsettled) and answers those that have, with the same answer as reading all; epoch -1 or a version
 before 7 is sessionless (session id 0), and a session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
 FETCH_SESSION_TOPIC_ID_ERROR) is a top-level error with no partitions, answered at once.
 Not implemented: preferred read replicas (KIP-392: always -1).
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from kbroker.handlers.registry import RequestContext, handles
 from kbroker.replication.fetch_session import (
     INVALID_SESSION_ID,
     CachedPartition,
     FetchContext,
+    IncrementalFetchContext,
     PartitionKey,
 )
 from kbroker.replication.partition import PartitionRead
@@ -64,33 +67,53 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
         return FetchResponse(error_code=context.error, session_id=INVALID_SESSION_ID)
     # A follower needs CLUSTER_ACTION on the cluster; a consumer READ on each topic (Kafka's rules).
     follower_allowed = replica_id >= 0 and ctx.authorize_cluster(Op.CLUSTER_ACTION)
-    partitions = context.partitions()
-    # Each partition's read, or its refusal (unknown topic id, not authorized) before any read.
-    reads: list[PartitionRead] = []
-    # (index in `reads`, the partition as the replica manager reads it) of the partitions not refused.
-    wanted: list[tuple[int, FetchPartition]] = []
-    for part in partitions:
-        if by_id and part.topic is None:
-            # As Kafka: an id is resolved once, and a session's unknown id is tried again on each fetch.
-            topic = image.topics_by_id.get(part.topic_id)
-            part.topic = topic.name if topic is not None else None
-        name = part.topic
-        if name is None:
-            reads.append(PartitionRead(ErrorCode.UNKNOWN_TOPIC_ID))
-        elif not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
-            reads.append(PartitionRead(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-        else:
-            wanted.append((len(reads), part.fetch_partition(name)))
-            reads.append(REFUSED)  # replaced by the read below
-    params = FetchParams(
-        replica_id=replica_id,
-        max_wait_ms=req.max_wait_ms,
-        min_bytes=req.min_bytes,
-        max_bytes=req.max_bytes,
-        partitions=[partition for _, partition in wanted],
-        isolation_level=req.isolation_level,
-    )
-    for (index, _), read in zip(wanted, await ctx.services.replicas.fetch_messages(params), strict=True):
+
+    def plan() -> _Plan:
+        """The context's partitions now: each one's refusal (unknown topic id, not authorized), or its read."""
+        partitions = context.partitions()
+        reads: list[PartitionRead] = []
+        # (index in `reads`, the partition as the replica manager reads it) of the partitions not refused.
+        wanted: list[tuple[int, FetchPartition]] = []
+        for part in partitions:
+            if by_id and part.topic is None:
+                # As Kafka: an id is resolved once, and a session's unknown id is tried again on each fetch.
+                topic = image.topics_by_id.get(part.topic_id)
+                part.topic = topic.name if topic is not None else None
+            name = part.topic
+            if name is None:
+                reads.append(PartitionRead(ErrorCode.UNKNOWN_TOPIC_ID))
+            elif not (follower_allowed if replica_id >= 0 else ctx.authorize(Op.READ, R.TOPIC, name)):
+                reads.append(PartitionRead(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            else:
+                fetch = part.fetch_partition(name)
+                context.listen(part, fetch.tp)
+                wanted.append((len(reads), fetch))
+                reads.append(REFUSED)  # replaced by the read
+        params = FetchParams(
+            replica_id=replica_id,
+            max_wait_ms=req.max_wait_ms,
+            min_bytes=req.min_bytes,
+            max_bytes=req.max_bytes,
+            partitions=[partition for _, partition in wanted],
+            isolation_level=req.isolation_level,
+        )
+        return _Plan(params, partitions, reads, [index for index, _ in wanted])
+
+    if isinstance(context, IncrementalFetchContext) and context.session.listeners is not None:
+        # Only the partitions that may have something to answer are read, and the long poll waits on the session.
+        session = context.session
+
+        def session_plan() -> _Plan:
+            context.refresh()
+            return plan()
+
+        done, replica_reads = await ctx.services.replicas.fetch_in_session(session, session_plan)
+        context.fetch_data = done.partitions
+    else:
+        done = plan()
+        replica_reads = await ctx.services.replicas.fetch_messages(done.params)
+    partitions, reads = done.partitions, done.reads
+    for index, read in zip(done.wanted, replica_reads, strict=True):
         reads[index] = read
     # An incremental fetch answers only the partitions with something new: response entries are built for those.
     error, session_id, included = context.respond(reads)
@@ -99,6 +122,15 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> FetchResponse:
     responses = _topic_responses(partitions, reads, included, by_id)
     endpoints = _leader_hints(ctx, responses) if ctx.api_version >= LEADER_HINTS_VERSION else []
     return FetchResponse(responses=responses, session_id=session_id, node_endpoints=endpoints)
+
+
+@dataclass(slots=True)
+class _Plan:
+    params: FetchParams
+    partitions: Sequence[CachedPartition]
+    reads: list[PartitionRead]
+    """Each partition's refusal, or REFUSED where the replica manager's read goes (at the `wanted` indexes)."""
+    wanted: list[int]
 
 
 def _fetch_context(ctx: RequestContext, req: FetchRequest, replica_id: int) -> FetchContext:

@@ -7,7 +7,7 @@ tested in process against real services on a temporary data directory.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -35,7 +35,13 @@ from kbroker.metadata.api import ClusterAdmin, MetadataView, ProducerIdManager, 
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.fetch_session import FetchManager, FetchSessionCache
 from kbroker.replication.partition import PartitionRead
-from kbroker.replication.replica_manager import FetchParams, LogDirPartition, ProduceResult
+from kbroker.replication.replica_manager import (
+    FetchParams,
+    LogDirPartition,
+    PlanT,
+    ProduceResult,
+    SessionChanges,
+)
 from kbroker.security.authorizer import AllowAll, Authorizer
 from kbroker.security.quotas import ClientQuotas
 from kbroker.security.sasl import SaslAuthenticator
@@ -65,6 +71,10 @@ class Replicas(Protocol):
     async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None: ...
 
     async def fetch_messages(self, params: FetchParams) -> list[PartitionRead]: ...
+
+    async def fetch_in_session(
+        self, session: SessionChanges, plan: Callable[[], PlanT]
+    ) -> tuple[PlanT, list[PartitionRead]]: ...
 
     def list_offset(
         self,

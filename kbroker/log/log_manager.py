@@ -128,16 +128,23 @@ class LogManager:
         shutil.rmtree(doomed, ignore_errors=True)
         return True
 
-    def retention_pass(self, now_ms: int) -> int:
-        """Apply retention to every log and forget idle producers; returns the number of segments deleted."""
+    def retention_pass(self, now_ms: int, on_moved: Callable[[PartitionLog], None] | None = None) -> int:
+        """Apply retention to every log and forget idle producers; returns the number of segments deleted.
+        `on_moved(log)`: a log whose log start offset moved or that went offline (fetches answer differently)."""
         deleted = 0
         for log in self:
             if not log.configured:
                 continue
+            start, offline = log.log_start_offset, log.offline
             try:
                 deleted += log.apply_retention(now_ms)
             except KafkaError:
-                continue  # a disk error took the log offline (said in its log); the others go on
+                # A disk error took the log offline (said in its log); the others go on.
+                if on_moved is not None and not offline:
+                    on_moved(log)
+                continue
+            if on_moved is not None and log.log_start_offset != start:
+                on_moved(log)
             log.producer_state.remove_expired(now_ms, self.producer_id_expiration_ms)
         return deleted
 

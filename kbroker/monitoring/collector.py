@@ -208,6 +208,12 @@ class BrokerCollector(Collector):
             partitions.add_metric([kind], manager.stats.request_partitions.get(kind, 0))
         yield requests
         yield partitions
+        yield CounterMetricFamily(
+            "kafka_server_fetchsessioncache_incrementalfetchpartitionsread",
+            "Partitions incremental fetches read; settled ones (nothing to answer since their last read) are not "
+            "read (kbroker's own).",
+            value=manager.stats.incremental_partitions_read,
+        )
 
     def _logs(self) -> Iterator[GaugeMetricFamily]:
         labels = ["topic", "partition"]

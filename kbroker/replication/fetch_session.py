@@ -3,10 +3,12 @@
 A client (consumer or follower) that fetches many partitions asks, with session id 0 and epoch 0, for a session: the
 full fetch lists every partition and its answer carries the new session's id. Its later fetches are incremental:
 they name the session and its next epoch, list only the partitions added or whose fetch position changed, and list
-in `forgotten_topics_data` those to drop; the broker reads every partition of the session and answers only those
-with something new (Kafka's rule, `CachedPartition.must_respond`). Epoch -1 ends a session (a full fetch that creates
-none: sessionless). A session is not tied to a connection: it lives in the cache until a full fetch names it, its
-last partition is forgotten, or the cache evicts it.
+in `forgotten_topics_data` those to drop; the broker answers only the partitions with something new (Kafka's rule,
+`CachedPartition.must_respond`). Kafka reads every partition of the session to find them; here only the unsettled
+ones are read (see `FetchSession.unsettled`: the session listens to its partitions' wakes in the purgatory), which
+answers the same. Epoch -1 ends a session (a full fetch that creates none: sessionless). A session is not tied to a
+connection: it lives in the cache until a full fetch names it, its last partition is forgotten, or the cache evicts
+it.
 
 The cache is Kafka 3.9's: `max.incremental.fetch.session.cache.slots` sessions in all, split into NUM_SHARDS shards
 of slots / NUM_SHARDS each, new sessions going to the shards in turn (so, as in Kafka, fewer than NUM_SHARDS slots
@@ -26,6 +28,8 @@ from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import trio
+
 from kbroker.clock import Clock
 from kbroker.common import TopicPartition
 from kbroker.replication.fetch_session_handler import (
@@ -35,6 +39,7 @@ from kbroker.replication.fetch_session_handler import (
     INVALID_SESSION_ID,
     next_epoch,
 )
+from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.replica_manager import FetchPartition
 from protocol.errors import ErrorCode
 
@@ -63,6 +68,9 @@ class CachedPartition:
     last_fetched_epoch: int = -1
     high_watermark: int = -1
     local_log_start_offset: int = -1
+    position: int = 0
+    """Its place in its session's order (FetchSession.partitions), so that a few partitions are put in that order
+    without walking the whole session."""
     _fetch: FetchPartition | None = None
     """The read the replica manager is asked for, kept while the request's fields stay (an incremental fetch
     rebuilds nothing for the partitions it does not list)."""
@@ -119,6 +127,10 @@ class CachedPartition:
         return respond
 
 
+def _position(cached: CachedPartition) -> int:
+    return cached.position
+
+
 class PartitionAnswer(Protocol):
     """What a partition's answer says, as far as the session rule looks at it (a PartitionRead)."""
 
@@ -130,6 +142,8 @@ class PartitionAnswer(Protocol):
     def log_start_offset(self) -> int: ...
     @property
     def records(self) -> Sized: ...
+    @property
+    def settled(self) -> bool: ...
 
 
 @dataclass(eq=False)
@@ -148,16 +162,95 @@ class FetchSession:
     """The size the cache counts this session at (set by `touch`); -1 when not in the cache."""
     evictable_by_all: bool = False
     evictable_by_privileged: bool = False
+    listeners: Purgatory | None = None
+    """Where the session listens to its partitions' wakes; None: it never lets a partition settle (every
+    incremental fetch reads all of them)."""
+    unsettled: set[PartitionKey] = field(default_factory=set)
+    """The partitions an incremental fetch must read. The others are settled: their last read (made while the
+    session listened to them) had nothing to answer (no records at the fetch offset, which was at the read limit,
+    and the high watermark and log start offset the client was told) and no wake of them came since. Every change
+    that could alter a partition's answer wakes it in the purgatory, which tells its listeners: the partition is
+    unsettled again, so reading only the unsettled ones answers exactly what reading all of them would."""
+    changes: int = 0
+    """How many wakes of its partitions the session has seen (a fetch compares it before and after its long
+    poll)."""
+    _listened: dict[PartitionKey, TopicPartition] = field(default_factory=dict)
+    _keys: dict[TopicPartition, set[PartitionKey]] = field(default_factory=dict)
+    """(Two topic ids may name one topic: a session holding a deleted topic's id and its re-creation's.)"""
+    _changed: trio.Event = field(default_factory=trio.Event)
+    _next_position: int = 0
+
+    def __post_init__(self) -> None:
+        self.unsettled.update(self.partitions)
+        for cached in self.partitions.values():
+            self._place_last(cached)
+
+    def _place_last(self, cached: CachedPartition) -> None:
+        cached.position = self._next_position
+        self._next_position += 1
+
+    def move_to_end(self, cached: CachedPartition) -> None:
+        del self.partitions[cached.key]
+        self.partitions[cached.key] = cached
+        self._place_last(cached)
 
     def update(self, fetch_data: Iterable[CachedPartition], forgotten: Iterable[PartitionKey]) -> None:
         for wanted in fetch_data:
             cached = self.partitions.get(wanted.key)
             if cached is None:
                 self.partitions[wanted.key] = wanted
+                self._place_last(wanted)
             else:
                 cached.update_request(wanted)
+            self.unsettled.add(wanted.key)
         for key in forgotten:
             self.partitions.pop(key, None)
+            self.unsettled.discard(key)
+            self._unlisten(key)
+
+    def listen(self, cached: CachedPartition, tp: TopicPartition) -> None:
+        """Listen to `tp`'s wakes (before it is read: a read may settle it only if every later change is heard)."""
+        if self.listeners is None or cached.key in self._listened:
+            return
+        self._listened[cached.key] = tp
+        keys = self._keys.setdefault(tp, set())
+        if not keys:
+            self.listeners.listen(tp, self)
+        keys.add(cached.key)
+
+    def _unlisten(self, key: PartitionKey) -> None:
+        tp = self._listened.pop(key, None)
+        if tp is not None and self.listeners is not None:
+            keys = self._keys[tp]
+            keys.discard(key)
+            if not keys:
+                del self._keys[tp]
+                self.listeners.unlisten(tp, self)
+
+    def close(self) -> None:
+        """Out of the cache: stop listening (a fetch still parked on it just waits out its time)."""
+        for key in list(self._listened):
+            self._unlisten(key)
+
+    def partition_changed(self, tp: TopicPartition) -> None:
+        keys = self._keys.get(tp)
+        if keys:
+            self.unsettled.update(keys)
+            self.changes += 1
+            self._changed.set()
+            self._changed = trio.Event()
+
+    async def wait_changed(self) -> None:
+        await self._changed.wait()
+
+    def settle(self, cached: CachedPartition) -> None:
+        if cached.key in self._listened:
+            self.unsettled.discard(cached.key)
+
+    def to_read(self) -> list[CachedPartition]:
+        """The unsettled partitions, in the session's order."""
+        partitions = self.partitions
+        return sorted((partitions[key] for key in self.unsettled), key=_position)
 
     def evictable_key(self) -> tuple[bool, int, int]:
         return (self.privileged, self.cached_size, self.id)
@@ -168,6 +261,8 @@ class FetchSessionStats:
     """Counters for the metrics (kbroker/monitoring/collector.py), per request, never per partition."""
 
     evictions: int = 0
+    incremental_partitions_read: int = 0
+    """Partitions incremental fetches read (the settled ones are not read)."""
     requests: dict[str, int] = field(default_factory=dict)
     """Fetch requests by context: full, incremental, sessionless, error."""
     request_partitions: dict[str, int] = field(default_factory=dict)
@@ -180,8 +275,15 @@ class FetchSessionStats:
 
 class FetchSessionCacheShard:
     def __init__(
-        self, max_entries: int, eviction_ms: int, stats: FetchSessionStats, id_range: int, shard_num: int
+        self,
+        max_entries: int,
+        eviction_ms: int,
+        stats: FetchSessionStats,
+        id_range: int,
+        shard_num: int,
+        listeners: Purgatory | None = None,
     ) -> None:
+        self.listeners = listeners
         self.max_entries = max_entries
         self.eviction_ms = eviction_ms
         self.stats = stats
@@ -218,6 +320,7 @@ class FetchSessionCacheShard:
             now_ms,
             now_ms,
             next_epoch(INITIAL_EPOCH),
+            listeners=self.listeners,
         )
         self.sessions[session.id] = session
         self.touch(session, now_ms)
@@ -255,6 +358,7 @@ class FetchSessionCacheShard:
         if session is not None:
             self.num_partitions -= session.cached_size
             session.cached_size = -1
+            session.close()
         return session
 
     def touch(self, session: FetchSession, now_ms: int) -> None:
@@ -270,11 +374,12 @@ class FetchSessionCacheShard:
 
 
 class FetchSessionCache:
-    def __init__(self, max_slots: int, eviction_ms: int) -> None:
+    def __init__(self, max_slots: int, eviction_ms: int, listeners: Purgatory | None = None) -> None:
+        """`listeners`: the purgatory, whose wakes tell sessions which partitions an incremental fetch must read."""
         self.stats = FetchSessionStats()
         id_range = INT32_MAX // NUM_SHARDS
         self.shards = [
-            FetchSessionCacheShard(max_slots // NUM_SHARDS, eviction_ms, self.stats, id_range, n)
+            FetchSessionCacheShard(max_slots // NUM_SHARDS, eviction_ms, self.stats, id_range, n, listeners)
             for n in range(NUM_SHARDS)
         ]
         self._counter = 0
@@ -315,6 +420,9 @@ class FetchContext:
 
     def partitions(self) -> Sequence[CachedPartition]:
         return self.fetch_data
+
+    def listen(self, cached: CachedPartition, tp: TopicPartition) -> None:
+        """`cached` is about to be read as `tp` (an incremental fetch's session listens to it first)."""
 
     def respond(self, answers: Sequence[PartitionAnswer]) -> tuple[ErrorCode, int, list[bool]]:
         """(top-level error, session id, whether each partition of `partitions()` is in the response)."""
@@ -373,15 +481,24 @@ class FullFetchContext(FetchContext):
 
 
 class IncrementalFetchContext(FetchContext):
-    """An incremental fetch: every partition of the session is read; the answer carries those `must_respond`
-    picks."""
+    """An incremental fetch: the unsettled partitions of the session are read (the others have nothing to answer,
+    see FetchSession.unsettled); the answer carries those `must_respond` picks. `refresh` re-picks them after a
+    wake of the session."""
 
     kind = "incremental"
 
-    def __init__(self, session: FetchSession, request_epoch: int) -> None:
-        super().__init__(list(session.partitions.values()))
+    def __init__(self, session: FetchSession, request_epoch: int, stats: FetchSessionStats) -> None:
+        super().__init__(session.to_read())
         self.session = session
         self.request_epoch = request_epoch
+        self.stats = stats
+
+    def refresh(self) -> Sequence[CachedPartition]:
+        self.fetch_data = self.session.to_read()
+        return self.fetch_data
+
+    def listen(self, cached: CachedPartition, tp: TopicPartition) -> None:
+        self.session.listen(cached, tp)
 
     def respond(self, answers: Sequence[PartitionAnswer]) -> tuple[ErrorCode, int, list[bool]]:
         session = self.session
@@ -389,13 +506,16 @@ class IncrementalFetchContext(FetchContext):
             # Another request of this session was answered while this one waited (a duplicate): as Kafka.
             return ErrorCode.INVALID_FETCH_SESSION_EPOCH, session.id, []
         included = []
+        self.stats.incremental_partitions_read += len(answers)
         for cached, answer in zip(self.fetch_data, answers, strict=True):
             respond = cached.must_respond(answer)
             included.append(respond)
+            if not respond and answer.settled:
+                # Read just now (nothing ran since), or before a long poll in which no wake of the session came.
+                session.settle(cached)
             if respond and len(answer.records) > 0 and session.partitions.get(cached.key) is cached:
                 # To the end of the session's order: the partitions that got nothing are read first next time.
-                del session.partitions[cached.key]
-                session.partitions[cached.key] = cached
+                session.move_to_end(cached)
         return ErrorCode.NONE, session.id, included
 
 
@@ -457,4 +577,4 @@ class FetchManager:
             return FetchContext(fetch_data)
         shard.touch(session, self.clock.monotonic_ms())
         session.epoch = next_epoch(session.epoch)
-        return IncrementalFetchContext(session, epoch)
+        return IncrementalFetchContext(session, epoch, self.stats)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kbroker.common import KafkaError, TopicPartition
@@ -54,6 +55,10 @@ class PartitionRead:
     last_stable_offset: int = -1
     aborted_transactions: list[AbortedTxn] | None = None
     """Filled in for a read_committed read that succeeded: the aborted transactions overlapping `records`."""
+    settled: bool = False
+    """Nothing to read: the fetch offset is at the read limit (and a follower is in the ISR, so that not hearing
+    from it on this partition changes nothing here). Until the partition is woken (kbroker/replication/purgatory.py)
+    the same read gives the same answer; a fetch session then need not read it (FetchSession.unsettled)."""
 
 
 class Partition:
@@ -108,6 +113,8 @@ class Partition:
             if current.update_partition_state(state.isr, state.replicas, state.partition_epoch, now_ms):
                 self.partition_epoch, self.replicas = state.partition_epoch, state.replicas
                 self.maybe_advance_high_watermark()
+                # A follower that left the ISR must be read again (its fetches let it rejoin).
+                self._on_progress(self.tp)
             return False
         self.replication = None
         # Every record appended from now on carries this epoch; followers find where their logs diverge from ours
@@ -193,14 +200,15 @@ class Partition:
         """Validate and append one batch (KafkaError if refused). acks=-1 needs min.insync.replicas in the ISR first
         (NOT_ENOUGH_REPLICAS), as Kafka refuses before writing. See PartitionLog.append_as_leader for the rest."""
         self._check_append(required_acks)
-        info = self.log.append_as_leader(
-            records,
-            self.leader_epoch,
-            now_ms,
-            from_client=from_client,
-            verification_required=verification_required,
-            verification_guard=verification_guard,
-        )
+        with self._waking_if_offline():
+            info = self.log.append_as_leader(
+                records,
+                self.leader_epoch,
+                now_ms,
+                from_client=from_client,
+                verification_required=verification_required,
+                verification_guard=verification_guard,
+            )
         if not info.duplicate:
             self._appended()
         return info
@@ -210,9 +218,10 @@ class Partition:
     ) -> AppendInfo:
         """WriteTxnMarkers: end the producer's transaction here, as leader (written with acks=-1, as Kafka)."""
         self._check_append(-1)
-        info = self.log.append_end_txn_marker(
-            producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch, now_ms
-        )
+        with self._waking_if_offline():
+            info = self.log.append_end_txn_marker(
+                producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch, now_ms
+            )
         self._appended()
         return info
 
@@ -237,6 +246,16 @@ class Partition:
                     f"the in-sync replicas of {self.tp} ({len(self.isr)}) are fewer than min.insync.replicas "
                     f"({min_isr})",
                 )
+
+    @contextmanager
+    def _waking_if_offline(self) -> Iterator[None]:
+        """A disk error taking the log offline changes every fetch's answer (KAFKA_STORAGE_ERROR): wake it."""
+        try:
+            yield
+        except KafkaError:
+            if self.log.offline:
+                self._on_progress(self.tp)
+            raise
 
     def _appended(self) -> None:
         # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
@@ -331,6 +350,7 @@ class Partition:
                 start,
                 last_stable_offset=lso,
                 aborted_transactions=[] if committed else None,
+                settled=fetch_offset >= limit and (replica_id < 0 or replica_id in self.replication.isr),
             )
         try:
             records = log.read_records(fetch_offset, max_bytes, limit, min_one_batch=min_one_batch)

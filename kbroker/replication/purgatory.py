@@ -5,12 +5,16 @@ an acks=-1 Produce whose batches are not yet fsynced and replicated to the ISR (
 Each watches the topic-partitions it is about. Whatever moves a partition (an append, a high watermark or a follower's
 log end going up, an fsync round ending, a leadership change, a truncation) calls `wake(tp)`, which wakes exactly the
 requests watching `tp`; each then re-checks its own condition, a plain synchronous function of partition state. So
-the cost of an append is independent of how many other partitions and parked requests exist.
+the cost of an append is independent of how many other partitions and parked requests exist. Incremental fetch
+sessions also listen to their partitions here (`listen`), parked or not: a wake tells them which partitions to read
+next (kbroker/replication/fetch_session.py). So every change that can alter a fetch's answer must wake its partition,
+including those no parked request waits for (a log start moved by retention, a log gone offline, an ISR change).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 import trio
 
@@ -36,19 +40,45 @@ class _Watcher:
         self._event = trio.Event()
 
 
+class PartitionListener(Protocol):
+    """Told of every wake of a partition it listens to, for as long as it listens (an incremental fetch session:
+    kbroker/replication/fetch_session.py), whether or not a request is parked."""
+
+    def partition_changed(self, tp: TopicPartition) -> None: ...
+
+
 class Purgatory:
     def __init__(self) -> None:
         self._watchers: dict[TopicPartition, set[_Watcher]] = {}
+        self._listeners: dict[TopicPartition, set[PartitionListener]] = {}
         self.wakes = 0
         """How many times a parked request was woken (for tests and metrics)."""
 
     def wake(self, tp: TopicPartition) -> None:
-        """`tp` moved: every request watching it looks again."""
+        """`tp` moved: every request watching it looks again, and every listener of it is told."""
         watchers = self._watchers.get(tp)
         if watchers:
             self.wakes += len(watchers)
             for watcher in watchers:
                 watcher.wake()
+        listeners = self._listeners.get(tp)
+        if listeners:
+            for listener in list(listeners):
+                listener.partition_changed(tp)
+
+    def listen(self, tp: TopicPartition, listener: PartitionListener) -> None:
+        self._listeners.setdefault(tp, set()).add(listener)
+
+    def unlisten(self, tp: TopicPartition, listener: PartitionListener) -> None:
+        listeners = self._listeners.get(tp)
+        if listeners is not None:
+            listeners.discard(listener)
+            if not listeners:
+                del self._listeners[tp]
+
+    def listening(self, tp: TopicPartition) -> int:
+        """How many listeners `tp` has (for tests)."""
+        return len(self._listeners.get(tp, ()))
 
     def watching(self, tp: TopicPartition) -> int:
         """How many parked requests watch `tp` (for tests and metrics)."""

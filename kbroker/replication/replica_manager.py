@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 import trio
 
@@ -136,6 +137,27 @@ class FetchParams:
     partitions: Sequence[FetchPartition] = field(default_factory=tuple)
     isolation_level: int = READ_UNCOMMITTED
     """read_committed (1): consumers read up to the last stable offset."""
+
+
+class FetchPlan(Protocol):
+    """What an incremental fetch reads at one moment (its caller keeps what else it needs alongside)."""
+
+    @property
+    def params(self) -> FetchParams: ...
+
+
+PlanT = TypeVar("PlanT", bound=FetchPlan)
+
+
+class SessionChanges(Protocol):
+    """A fetch session as its long poll sees it (kbroker/replication/fetch_session.py FetchSession)."""
+
+    @property
+    def changes(self) -> int:
+        """Wakes of the session's partitions so far."""
+        ...
+
+    async def wait_changed(self) -> None: ...
 
 
 @dataclass
@@ -398,6 +420,7 @@ class ReplicaManager:
         partition = self.partitions.pop(tp, None)
         if partition is not None:
             partition.make_idle(None)
+            self.purgatory.wake(tp)  # its fetches now answer UNKNOWN_TOPIC_OR_PARTITION
         try:
             if self.logs.delete(tp):
                 log.info("deleted the log of %s: %s", tp, why)
@@ -641,6 +664,38 @@ class ReplicaManager:
             # follower reads again: the quota may have room now.)
             return reads
         return self._read(params)[0]
+
+    async def fetch_in_session(
+        self, session: SessionChanges, plan: Callable[[], PlanT]
+    ) -> tuple[PlanT, list[PartitionRead]]:
+        """`fetch_messages` for an incremental fetch: `plan()` names the session's partitions that may have
+        something to answer now (the others, settled, are not read). The long poll waits on the session, which
+        every wake of any of its partitions wakes (one wait, whatever the session's size); after a wake the plan is
+        made again (a settled partition woken is read too). Returns the plan read last and its reads."""
+        seen = session.changes
+        first = plan()
+        params = first.params
+        reads, total = self._read(params)
+        if total >= max(params.min_bytes, 1) or params.max_wait_ms <= 0 or any(r.error for r in reads):
+            return first, reads
+        deadline = trio.current_time() + params.max_wait_ms / 1000
+        self.stats.parked_fetches += 1
+        try:
+            with trio.move_on_at(deadline):
+                last = seen
+                while True:
+                    if session.changes == last:
+                        await session.wait_changed()
+                    last = session.changes
+                    if self._fetch_ready(plan().params):
+                        break
+        finally:
+            self.stats.parked_fetches -= 1
+        if session.changes == seen and (params.replica_id < 0 or self.leader_quota.unlimited):
+            # No wake of the session since the first read (as in fetch_messages): that read is the answer.
+            return first, reads
+        final = plan()
+        return final, self._read(final.params)[0]
 
     def _read(self, params: FetchParams) -> tuple[list[PartitionRead], int]:
         """One read of every partition, within Kafka's size limits (KIP-74): each partition gets at most its
@@ -943,13 +998,17 @@ class ReplicaManager:
                 if not plog.closed and not plog.offline and plog.recovery_point < plog.log_end_offset:
                     self.committer.request_flush(plog, plog.log_end_offset)
 
+    def _log_moved(self, plog: PartitionLog) -> None:
+        if plog.topic_partition is not None:
+            self.purgatory.wake(plog.topic_partition)
+
     async def _retention_loop(self) -> None:
         """Delete segments past retention.ms / retention.bytes (log.retention.check.interval.ms), by the clock."""
         interval = self.settings.log_retention_check_interval_ms / 1000
         while True:
             await trio.sleep(interval)
             try:
-                deleted = self.logs.retention_pass(self.clock.now_ms())
+                deleted = self.logs.retention_pass(self.clock.now_ms(), self._log_moved)
             except OSError:
                 log.exception("retention pass failed")
                 continue
