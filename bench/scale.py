@@ -36,6 +36,7 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,27 +151,36 @@ def stop_cleanly(broker: BrokerProcess) -> float | None:
     return time.perf_counter() - t0
 
 
-def wait_full_isr(bootstrap: str, partitions: int, replicas: int, timeout: float = START_TIMEOUT_S) -> None:
-    """Until every scale- partition has `replicas` in-sync replicas (the followers have caught up)."""
+def wait_for_partitions(
+    bootstrap: str, partitions: int, ready: Callable[[Any], bool], what: str, timeout: float, poll_s: float
+) -> None:
+    """Until `partitions` scale- partitions are `ready` (a confluent-kafka PartitionMetadata) in the Metadata."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             md = admin.list_topics(timeout=30)
         except Exception:
-            time.sleep(0.5)
+            time.sleep(poll_s)
             continue
-        full = sum(
+        done = sum(
             1
             for name, t in md.topics.items()
             if name.startswith("scale-")
             for p in t.partitions.values()
-            if len(p.isrs) >= replicas
+            if ready(p)
         )
-        if full >= partitions:
+        if done >= partitions:
             return
-        time.sleep(0.5)
-    raise RuntimeError(f"not every partition has {replicas} in-sync replicas after {timeout} s")
+        time.sleep(poll_s)
+    raise RuntimeError(f"not every partition has {what} after {timeout} s")
+
+
+def wait_full_isr(bootstrap: str, partitions: int, replicas: int, timeout: float = START_TIMEOUT_S) -> None:
+    """Until every scale- partition has `replicas` in-sync replicas (the followers have caught up)."""
+    wait_for_partitions(
+        bootstrap, partitions, lambda p: len(p.isrs) >= replicas, f"{replicas} in-sync replicas", timeout, 0.5
+    )
 
 
 def measure_kbroker_cluster(source: Any, partitions: int) -> dict[str, Any]:
@@ -205,25 +215,8 @@ def measure_kbroker_cluster(source: Any, partitions: int) -> dict[str, Any]:
 
 
 def wait_all_leaders(bootstrap: str, partitions: int, timeout: float = 600) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            md = admin.list_topics(timeout=30)
-        except Exception:
-            time.sleep(0.1)
-            continue
-        led = sum(
-            1
-            for name, t in md.topics.items()
-            if name.startswith("scale-")
-            for p in t.partitions.values()
-            if p.leader >= 0
-        )
-        if led >= partitions:
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"not every partition has a leader after {timeout} s")
+    """Until every scale- partition has a leader (polled often: this is what a start is timed by)."""
+    wait_for_partitions(bootstrap, partitions, lambda p: p.leader >= 0, "a leader", timeout, 0.1)
 
 
 class PatientBroker(BrokerProcess):
