@@ -279,3 +279,18 @@ def test_partition_line_names_leader_replicas_isr_and_offline() -> None:
     )
     assert p.under_replicated
     assert p.unavailable
+
+
+def test_a_follower_settled_in_a_fetch_session_is_caught_up_as_of_its_latest_fetch() -> None:
+    """An incremental fetch session does not record a settled partition on each follower fetch; the first append
+    after a long idle time must not find the followers' caught-up time as old as the idleness."""
+    state = leader(now=0, epoch_start=20)
+    state.record_fetch(2, 100, 100, now_ms=1000)
+    state.record_fetch(3, 100, 100, now_ms=1000)
+    # Idle for three lag times: both followers keep fetching (their sessions), node 3 stops at 1500 (it died).
+    follower_fetch_ms = {2: 1000 + 3 * LAG, 3: 1500}
+    state.record_append(100, follower_fetch_ms)  # the log end moves from 100
+    now = 1000 + 3 * LAG + 1
+    assert state.out_of_sync(101, now_ms=now, lag_time_max_ms=LAG) == [3]
+    # Without the session times, node 2 would be as stale as node 3.
+    assert state.isr_proposal(101, 100, now_ms=now, lag_time_max_ms=LAG, live_brokers=LIVE) == (1, 2)

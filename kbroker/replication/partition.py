@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -70,8 +70,11 @@ class Partition:
         *,
         node_id: int,
         on_progress: Callable[[TopicPartition], None],
+        follower_fetch_ms: Mapping[int, int] | None = None,
     ) -> None:
         self.tp = tp
+        self._follower_fetch_ms: Mapping[int, int] = {} if follower_fetch_ms is None else follower_fetch_ms
+        """Each follower node's latest fetch time (ReplicaManager's, shared by every partition)."""
         self.topic_id = topic_id
         self.log = log
         self.node_id = node_id
@@ -200,6 +203,7 @@ class Partition:
         """Validate and append one batch (KafkaError if refused). acks=-1 needs min.insync.replicas in the ISR first
         (NOT_ENOUGH_REPLICAS), as Kafka refuses before writing. See PartitionLog.append_as_leader for the rest."""
         self._check_append(required_acks)
+        previous_end = self.log.log_end_offset
         with self._waking_if_offline():
             info = self.log.append_as_leader(
                 records,
@@ -210,7 +214,7 @@ class Partition:
                 verification_guard=verification_guard,
             )
         if not info.duplicate:
-            self._appended()
+            self._appended(previous_end)
         return info
 
     def append_end_txn_marker(
@@ -218,11 +222,12 @@ class Partition:
     ) -> AppendInfo:
         """WriteTxnMarkers: end the producer's transaction here, as leader (written with acks=-1, as Kafka)."""
         self._check_append(-1)
+        previous_end = self.log.log_end_offset
         with self._waking_if_offline():
             info = self.log.append_end_txn_marker(
                 producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch, now_ms
             )
-        self._appended()
+        self._appended(previous_end)
         return info
 
     def begin_verification(self, producer_id: int, now_ms: int) -> VerificationGuard | None:
@@ -257,9 +262,11 @@ class Partition:
                 self._on_progress(self.tp)
             raise
 
-    def _appended(self) -> None:
+    def _appended(self, previous_end: int) -> None:
         # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
         # for both.
+        if self.replication is not None:
+            self.replication.record_append(previous_end, self._follower_fetch_ms)
         self._advance_high_watermark()
         self._on_progress(self.tp)
 

@@ -21,7 +21,7 @@ The rules are Kafka's:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 UNKNOWN_OFFSET = -1
@@ -85,6 +85,18 @@ class PartitionLeader:
                 self.followers[replica] = FollowerState(
                     replica, last_caught_up_ms=now_ms if replica in self.isr else 0
                 )
+
+    def record_append(self, previous_log_end_offset: int, follower_fetch_ms: Mapping[int, int]) -> None:
+        """Our log end moves past `previous_log_end_offset`. A follower that had reached it was caught up as of its
+        latest fetch, even if that fetch did not record this partition: an incremental fetch session skips the
+        partitions it has settled (kbroker/replication/fetch_session.py). Kafka records every fetch of every
+        partition, so its lastCaughtUpTime is that fetch's time; without this an idle partition's first append
+        would find its followers' caught-up time as old as the idleness, and the ISR check would drop them."""
+        for follower in self.followers.values():
+            if follower.log_end_offset >= previous_log_end_offset:
+                fetched_ms = follower_fetch_ms.get(follower.replica_id)
+                if fetched_ms is not None:
+                    follower.last_caught_up_ms = max(follower.last_caught_up_ms, fetched_ms)
 
     # ---- state from etcd ------------------------------------------------------------------------------------
 

@@ -192,6 +192,9 @@ class ReplicaManager:
         self.default_log_config = default_log_config
         self.settings = settings
         self.purgatory = purgatory or Purgatory()
+        self.follower_fetch_ms: dict[int, int] = {}
+        """Each follower node's latest fetch (lag_clock): a partition its fetch session has settled is not recorded
+        per fetch, and its leader needs this time when it appends (PartitionLeader.record_append)."""
         self.stats = ReplicationStats()
         """Traffic per topic, ISR changes and parked requests, for metrics (bumped per batch, never per record)."""
         self._dynamic_settings = dynamic_settings or (lambda _: DynamicSettings(default_log_config))
@@ -410,7 +413,14 @@ class ReplicaManager:
         except (OSError, KafkaError) as exc:
             log.error("cannot open the log of %s: %s", tp, exc)
             return None
-        partition = Partition(tp, topic.topic_id, plog, node_id=self.node_id, on_progress=self.purgatory.wake)
+        partition = Partition(
+            tp,
+            topic.topic_id,
+            plog,
+            node_id=self.node_id,
+            on_progress=self.purgatory.wake,
+            follower_fetch_ms=self.follower_fetch_ms,
+        )
         self.partitions[tp] = partition
         return partition
 
@@ -707,6 +717,8 @@ class ReplicaManager:
         total = 0
         reads = []
         follower = params.replica_id >= 0
+        if follower:
+            self.follower_fetch_ms[params.replica_id] = now
         followed: list[tuple[Partition, PartitionRead, int]] = []
         for request in params.partitions:
             partition = self.partitions.get(request.tp)
