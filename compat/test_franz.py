@@ -10,6 +10,7 @@ import pytest
 
 from compat.clients.franz import FranzProgram, GroupMember, Line
 from compat.records import BASE_TIMESTAMP_MS, Record, check_round_trip, make_records, to_line
+from compat.scenarios import wait_for
 from compat.target import Target
 
 pytestmark = pytest.mark.timeout(300)
@@ -189,8 +190,14 @@ def test_kadm_topics_configs_and_offsets(target: Target, franz_program: FranzPro
 
     [deleted] = franz.run(target.bootstrap, "delete", topic)
     assert deleted == {"deleted": topic, "error": None}
-    [gone] = franz.run(target.bootstrap, "list-topics", topic)
-    assert gone["error"].startswith("UNKNOWN_TOPIC_OR_PARTITION"), gone
+    # Apache Kafka (KRaft) deletes through its controller: a Metadata right after DeleteTopics may still list the
+    # topic until the broker has the new metadata, so wait for the answer rather than take the first one.
+
+    def gone() -> Line | None:
+        [line] = franz.run(target.bootstrap, "list-topics", topic)
+        return line if (line["error"] or "").startswith("UNKNOWN_TOPIC_OR_PARTITION") else None
+
+    wait_for(f"{topic} to be gone from Metadata", gone)
     [again] = franz.run(target.bootstrap, "delete", topic)
     assert again["error"].startswith("UNKNOWN_TOPIC_OR_PARTITION"), again
 
