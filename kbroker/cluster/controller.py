@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import trio
 
@@ -132,18 +132,21 @@ class Controller:
         snapshot = await self.store.wait_for_revision(epoch)
         self.controller_epoch = epoch
         next_rebalance = trio.current_time() + self.leader_imbalance_check_interval_s
+        settled: MetadataImage | None = None
         while True:
             rebalance = self.auto_leader_rebalance and trio.current_time() >= next_rebalance
             if rebalance:
                 next_rebalance = trio.current_time() + self.leader_imbalance_check_interval_s
             try:
-                outcome = await self.reconcile(snapshot, epoch, rebalance=rebalance)
+                outcome = await self.reconcile(snapshot, epoch, rebalance=rebalance, since=settled)
             except EtcdError as exc:
                 log.warning("controller %d: write failed: %s", self.node_id, exc)
                 outcome = False
             if outcome is None:
                 log.warning("controller %d: fenced, epoch %d is over", self.node_id, epoch)
                 return
+            # Every change this snapshot called for is written: the next one needs a look only at what moved since.
+            settled = snapshot if outcome else None
             wake_at = next_rebalance if self.auto_leader_rebalance else math.inf
             if not outcome:
                 # A compare failed (our cache lagged) or etcd hiccuped: retry on the next change, or soon.
@@ -152,11 +155,19 @@ class Controller:
                 await self.store.wait_for_change(snapshot.revision)
             snapshot = self.store.snapshot()
 
-    async def reconcile(self, snapshot: MetadataImage, epoch: int, *, rebalance: bool = False) -> bool | None:
+    async def reconcile(
+        self,
+        snapshot: MetadataImage,
+        epoch: int,
+        *,
+        rebalance: bool = False,
+        since: MetadataImage | None = None,
+    ) -> bool | None:
         """Write every change due in this snapshot (with `rebalance`, the preferred leader elections too). True: all
         written (or nothing due); False: some writes lost a race and must be recomputed from newer metadata; None:
-        fenced (no longer the controller)."""
-        writes = list(self.changes_due(snapshot))
+        fenced (no longer the controller). `since`: an earlier snapshot whose changes were all written
+        (`changes_due`)."""
+        writes = list(self.changes_due(snapshot, since))
         if rebalance:
             changed = {(w.topic, w.partition) for w in writes}
             writes += [w for w in self.rebalance_due(snapshot) if (w.topic, w.partition) not in changed]
@@ -175,11 +186,28 @@ class Controller:
                 all_written = all_written and single
         return all_written
 
-    def changes_due(self, snapshot: MetadataImage) -> Iterator[PartitionWrite]:
-        """The partition writes this snapshot calls for (pure: no I/O)."""
+    def changes_due(
+        self, snapshot: MetadataImage, since: MetadataImage | None = None
+    ) -> Iterator[PartitionWrite]:
+        """The partition writes this snapshot calls for (pure: no I/O). With `since`, an earlier snapshot all of whose
+        due writes were made, and the same brokers and unclean default: only the topics and partitions whose state
+        changed after it are looked at (the rest still call for nothing: what is due is a function of the brokers,
+        the topic and the partition's own state). A rolling restart of 10,000 partitions moves thousands of ISRs one
+        at a time; each then costs what it changed, not a pass over every partition."""
+        unclean_default = self.unclean_default(snapshot)
+        if since is not None and (
+            since.brokers != snapshot.brokers or self.unclean_default(since) != unclean_default
+        ):
+            since = None
         for name, topic in snapshot.topics.items():
             topic_revision = snapshot.topic_revisions[name]
             states = snapshot.partitions.get(name, {})
+            unchanged: Mapping[int, PartitionState] = {}
+            if since is not None and since.topics.get(name) is topic:
+                previous = since.partitions.get(name)
+                if previous is states:
+                    continue
+                unchanged = previous or {}
             missing = [p for p in range(topic.num_partitions) if p not in states]
             if missing:
                 assignment = {p: topic.assignments[p] for p in missing if p in topic.assignments}
@@ -200,8 +228,10 @@ class Controller:
                         b: snapshot.brokers[b].broker_epoch for b in (state.leader,) if b in snapshot.brokers
                     }
                     yield PartitionWrite(name, p, state, 0, topic_revision, epochs)
-            unclean = topic.unclean_leader_election(self.unclean_default(snapshot))
+            unclean = topic.unclean_leader_election(unclean_default)
             for p, state in states.items():
+                if unchanged.get(p) is state:
+                    continue
                 revision = snapshot.partition_revision(name, p)
                 new_state = self.next_state(snapshot, state, revision, unclean)
                 if new_state is None or new_state == state:

@@ -24,7 +24,7 @@ from typing import TypeVar
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
 from kbroker.log.files import fsync_directory
-from kbroker.log.partition_log import PartitionLog
+from kbroker.log.partition_log import MoveCount, PartitionLog
 from kbroker.log.partition_metadata import read_partition_metadata
 
 logger = logging.getLogger(__name__)
@@ -69,6 +69,8 @@ class LogManager:
         self.default_config = default_config
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self._logs: dict[TopicPartition, PartitionLog] = {}
+        self.high_watermark_moves = MoveCount()
+        """Moves of every log's high watermark, and logs created or deleted (the checkpoint's trigger)."""
         data_dir.mkdir(parents=True, exist_ok=True)
         configs = topic_configs or {}
         found: list[tuple[TopicPartition, Path, LogConfig | None]] = []
@@ -88,6 +90,7 @@ class LogManager:
             tp, path, config = entry
             log = PartitionLog.open(path, config or default_config, now_ms)
             log.topic_partition = tp
+            log.high_watermark_moves = self.high_watermark_moves
             log.configured = config is not None
             log.topic_id = read_partition_metadata(path)
             return log
@@ -101,6 +104,9 @@ class LogManager:
     def __iter__(self) -> Iterator[PartitionLog]:
         return iter(list(self._logs.values()))
 
+    def __len__(self) -> int:
+        return len(self._logs)
+
     def partitions(self) -> list[TopicPartition]:
         return sorted(self._logs)
 
@@ -111,9 +117,11 @@ class LogManager:
             return existing
         log = PartitionLog.open(self.data_dir / partition_dir_name(tp), config, now_ms)
         log.topic_partition = tp
+        log.high_watermark_moves = self.high_watermark_moves
         # The new directory entry must survive a crash, or the partition would vanish with the data written to it.
         fsync_directory(self.data_dir)
         self._logs[tp] = log
+        self.high_watermark_moves.value += 1
         return log
 
     def delete(self, tp: TopicPartition) -> bool:
@@ -121,6 +129,7 @@ class LogManager:
         log = self._logs.pop(tp, None)
         if log is None:
             return False
+        self.high_watermark_moves.value += 1
         log.close(clean=False)
         doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
         os.rename(log.directory, doomed)

@@ -111,6 +111,16 @@ class FlushPlan:
             self.data_fds = []
 
 
+class MoveCount:
+    """How many times the values it counts moved (shared by many logs: a periodic writer skips its pass when
+    nothing moved since the last one)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
 class PartitionLog:
     """Use `PartitionLog.open(directory, config, now_ms)`."""
 
@@ -135,7 +145,10 @@ class PartitionLog:
         self._segments = segments
         self._log_start_offset = log_start_offset
         self._log_end_offset = segments[-1].next_offset
-        self.high_watermark = self._log_end_offset
+        self._high_watermark = self._log_end_offset
+        self.high_watermark_moves = MoveCount()
+        """Counts this log's high watermark moves; the LogManager gives all its logs one shared count (the high
+        watermark checkpoint skips a pass when nothing moved)."""
         self.recovery_point = self._log_end_offset
         self.offline = False
         self._out_of_space = False  # the last append found the disk full (said once in the log)
@@ -151,6 +164,16 @@ class PartitionLog:
         self._cleaner_checkpoint = 0
         # Cleaned segments being swapped in (see begin_segment_swap): their old segments must stay put meanwhile.
         self._pending_swap: SegmentSwap | None = None
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        if offset != self._high_watermark:
+            self._high_watermark = offset
+            self.high_watermark_moves.value += 1
 
     # ---- opening and recovery -------------------------------------------------------------------------------------
 

@@ -74,6 +74,16 @@ class CachedPartition:
     _fetch: FetchPartition | None = None
     """The read the replica manager is asked for, kept while the request's fields stay (an incremental fetch
     rebuilds nothing for the partitions it does not list)."""
+    key: PartitionKey = field(init=False)
+    """(topic id, partition), or (topic, partition) without topic ids: what names it in its session (fixed: a topic
+    resolved from its id later does not change it)."""
+
+    def __post_init__(self) -> None:
+        self.key = (
+            (self.topic_id, self.partition)
+            if self.topic_id != ZERO_UUID
+            else (self.topic or "", self.partition)
+        )
 
     def fetch_partition(self, topic: str) -> FetchPartition:
         fetch = self._fetch
@@ -86,14 +96,6 @@ class CachedPartition:
                 self.fetcher_log_start_offset,
             )
         return fetch
-
-    @property
-    def key(self) -> PartitionKey:
-        return (
-            (self.topic_id, self.partition)
-            if self.topic_id != ZERO_UUID
-            else (self.topic or "", self.partition)
-        )
 
     def update_request(self, other: CachedPartition) -> None:
         self._fetch = None

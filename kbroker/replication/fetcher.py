@@ -23,6 +23,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import trio
 
@@ -41,11 +42,12 @@ from kbroker.replication.client import (
 )
 from kbroker.replication.fetch_session_handler import FetchSessionHandler
 from kbroker.replication.partition import Partition
+from kbroker.replication.purgatory import PartitionListener
 from kbroker.replication.throttle import ReplicationQuota
 from kbroker.stats import LatencyHistogram
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
-from protocol.messages.fetch_response import FetchResponse
+from protocol.messages.fetch_response import FetchResponse, PartitionData
 from protocol.messages.offset_for_leader_epoch_request import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderPartition,
@@ -150,8 +152,25 @@ class FollowState:
 PartitionLookup = Callable[[TopicPartition], Partition | None]
 
 
+class PartitionListeners(Protocol):
+    """Where the fetcher hears of changes to its partitions that it did not make itself: a log start moved by
+    retention, a log gone offline (the purgatory, kbroker/replication/purgatory.py, through which every such change
+    already passes)."""
+
+    def listen(self, tp: TopicPartition, listener: PartitionListener) -> None: ...
+
+    def unlisten(self, tp: TopicPartition, listener: PartitionListener) -> None: ...
+
+
 class ReplicaFetcher:
-    """Fetches every partition in `partitions` from one leader broker (one incarnation of it)."""
+    """Fetches every partition in `partitions` from one leader broker (one incarnation of it).
+
+    A round costs what changed, not how many partitions are followed: each partition's request fields are kept
+    (`_fetchable`) and recomputed only when something may have moved them (`_dirty`): the leader's answer for it
+    (records appended, an error, a truncation), a new state from the manager, a backoff ending, or a change made
+    elsewhere that the purgatory reports (`partition_changed`). With the fetch session, a follower of thousands of
+    idle partitions sends its long polls without looking at them.
+    """
 
     def __init__(
         self,
@@ -165,6 +184,7 @@ class ReplicaFetcher:
         connect: Connector = plaintext_connector,
         quota: ReplicationQuota | None = None,
         fsync_seconds: LatencyHistogram | None = None,
+        listeners: PartitionListeners | None = None,
     ) -> None:
         self.node_id = node_id
         self._connect = connect
@@ -176,18 +196,65 @@ class ReplicaFetcher:
         self._clock = clock
         self._quota = quota or ReplicationQuota()
         self._fsync_seconds = fsync_seconds if fsync_seconds is not None else LatencyHistogram()
+        self._listeners = listeners
         self._changed = trio.Event()
-        self._session = FetchSessionHandler()
+        self._session: FetchSessionHandler[TopicPartition] = FetchSessionHandler()
+        self._fetchable: dict[TopicPartition, FetchPartition] = {}
+        """The request fields of every partition to fetch now (truncated, not backing off, its log online)."""
+        self._fetching: dict[TopicPartition, FollowState] = {}
+        """The state each entry of `_fetchable` was computed from (an answer for a replaced state is ignored)."""
+        self._dirty: set[TopicPartition] = set()
+        """Partitions whose fields must be computed again before the next request."""
+        self._unsent: set[TopicPartition] = set()
+        """Partitions whose entry in `_fetchable` changed since the last request was built (for the session)."""
+        self._backoff: dict[TopicPartition, float] = {}
+        """Partitions waiting (trio clock) after a refusal or an error; out of `_fetchable` meanwhile."""
+        self._untruncated: set[TopicPartition] = set()
+        """Partitions that must go through OffsetForLeaderEpoch before they fetch."""
+        self._throttled: set[TopicPartition] = set()
+        """Throttled partitions: their fetch size depends on the quota left, so they are computed every round."""
 
     # ---- called by the manager (synchronously) ------------------------------------------------------------
 
     def add(self, state: FollowState) -> None:
-        self.partitions[state.tp] = state
+        tp = state.tp
+        if tp not in self.partitions and self._listeners is not None:
+            self._listeners.listen(tp, self)
+        self.partitions[tp] = state
+        self._backoff.pop(tp, None)
+        if state.truncated:
+            self._untruncated.discard(tp)
+        else:
+            self._untruncated.add(tp)
+        self.set_throttled(state, state.throttled)
+        self._dirty.add(tp)
         self._wake()
 
     def remove(self, tp: TopicPartition) -> None:
         if self.partitions.pop(tp, None) is not None:
+            if self._listeners is not None:
+                self._listeners.unlisten(tp, self)
+            self._backoff.pop(tp, None)
+            self._untruncated.discard(tp)
+            self._throttled.discard(tp)
+            self._dirty.add(tp)
             self._wake()
+
+    def set_throttled(self, state: FollowState, throttled: bool) -> None:
+        """A replica throttle (kbroker/replication/throttle.py) was set or lifted for this partition."""
+        state.throttled = throttled
+        if self.partitions.get(state.tp) is not state:
+            return
+        if throttled:
+            self._throttled.add(state.tp)
+        else:
+            self._throttled.discard(state.tp)
+        self._dirty.add(state.tp)
+
+    def partition_changed(self, tp: TopicPartition) -> None:
+        """The purgatory's report of a change to one of our partitions (PartitionListener)."""
+        self._dirty.add(tp)
+        self._wake()
 
     def _wake(self) -> None:
         self._changed.set()
@@ -197,41 +264,99 @@ class ReplicaFetcher:
         partition = self._partitions(state.tp)
         return partition.log if partition is not None else None
 
+    def _retry_later(self, state: FollowState, delay: float) -> None:
+        state.retry_at = trio.current_time() + delay
+        self._backoff[state.tp] = state.retry_at
+        self._dirty.add(state.tp)
+
     # ---- the task -------------------------------------------------------------------------------------------
 
     async def run(self) -> None:
         backoff = 0.05
         leader = self.leader
-        while True:
-            if not self.partitions:
-                await self._changed.wait()
-                continue
-            try:
-                client = await self._connect(leader.host, leader.port, f"kbroker-replica-{self.node_id}")
-                async with client:
-                    backoff = 0.05
-                    self._session.reset()  # a new connection starts with a full fetch
-                    await self._serve(client)
-            except BrokerClientError as exc:
-                log.info("fetcher from broker %d: %s; retrying in %.2fs", leader.node_id, exc, backoff)
-            with trio.move_on_after(backoff):
-                await self._changed.wait()
-            backoff = min(backoff * 2, 1.0)
+        try:
+            while True:
+                if not self.partitions:
+                    await self._changed.wait()
+                    continue
+                try:
+                    client = await self._connect(leader.host, leader.port, f"kbroker-replica-{self.node_id}")
+                    async with client:
+                        backoff = 0.05
+                        self._session.reset()  # a new connection starts with a full fetch
+                        await self._serve(client)
+                except BrokerClientError as exc:
+                    log.info("fetcher from broker %d: %s; retrying in %.2fs", leader.node_id, exc, backoff)
+                with trio.move_on_after(backoff):
+                    await self._changed.wait()
+                backoff = min(backoff * 2, 1.0)
+        finally:
+            if self._listeners is not None:
+                for tp in self.partitions:
+                    self._listeners.unlisten(tp, self)
 
     async def _serve(self, client: BrokerClient) -> None:
         while True:
             now = trio.current_time()
-            ready = [s for s in self.partitions.values() if s.retry_at <= now]
-            if not ready:
-                next_try = min((s.retry_at for s in self.partitions.values()), default=math.inf)
+            for tp, retry_at in list(self._backoff.items()):
+                if retry_at <= now:
+                    del self._backoff[tp]
+                    self._dirty.add(tp)
+            untruncated = [self.partitions[tp] for tp in self._untruncated if tp not in self._backoff]
+            if untruncated:
+                await self._truncate(client, untruncated)
+                continue
+            self._refresh()
+            if not self._fetchable:
+                next_try = min(self._backoff.values(), default=math.inf)
                 with trio.move_on_at(next_try):
                     await self._changed.wait()
                 continue
-            untruncated = [s for s in ready if not s.truncated]
-            if untruncated:
-                await self._truncate(client, untruncated)
-            else:
-                await self._fetch(client, ready)
+            await self._fetch(client)
+
+    def _refresh(self) -> None:
+        """Compute again the fields of every partition that may have changed (and of the throttled ones)."""
+        if not self._dirty and not self._throttled:
+            return
+        allowed = self._quota.available(self._clock.now_ms()) if self._throttled else 0
+        todo = self._dirty | self._throttled
+        self._dirty = set()
+        for tp in todo:
+            fields: FetchPartition | None = None
+            state = self.partitions.get(tp)
+            if state is not None and state.truncated and tp not in self._backoff:
+                fields = self._fields(state, allowed)
+            if fields is None:
+                if self._fetchable.pop(tp, None) is not None:
+                    del self._fetching[tp]
+                    self._unsent.add(tp)
+            elif self._fetchable.get(tp) != fields or self._fetching.get(tp) is not state:
+                assert state is not None
+                self._fetchable[tp] = fields
+                self._fetching[tp] = state
+                self._unsent.add(tp)
+
+    def _fields(self, state: FollowState, allowed: int) -> FetchPartition | None:
+        """The request fields of one partition now, or None if it cannot be fetched now (then it backs off)."""
+        plog = self._log_of(state)
+        if plog is None or plog.offline:
+            self._retry_later(state, ERROR_BACKOFF_S)
+            return None
+        max_bytes = self._fetch_max_bytes
+        if state.throttled:
+            if allowed <= 0:
+                self._retry_later(state, THROTTLED_BACKOFF_S)
+                return None
+            max_bytes = min(max_bytes, allowed)
+        state.fetch_offset = plog.log_end_offset
+        return FetchPartition(
+            partition=state.tp.partition,
+            current_leader_epoch=state.leader_epoch,
+            fetch_offset=state.fetch_offset,
+            last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
+            log_start_offset=plog.log_start_offset,
+            partition_max_bytes=max_bytes,
+        )
 
     # ---- truncation -----------------------------------------------------------------------------------------
 
@@ -241,12 +366,12 @@ class ReplicaFetcher:
         for state in states:
             plog = self._log_of(state)
             if plog is None:
-                state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                self._retry_later(state, ERROR_BACKOFF_S)
                 continue
             latest = plog.leader_epoch_cache.latest_epoch
             if latest == UNDEFINED_EPOCH:
                 # No epoch in our log: it holds nothing any leader wrote (empty, or emptied), so nothing can diverge.
-                state.truncated = True
+                self._truncated(state)
                 continue
             topics.setdefault(state.tp.topic, OffsetForLeaderTopic(topic=state.tp.topic)).partitions.append(
                 OffsetForLeaderPartition(
@@ -266,7 +391,7 @@ class ReplicaFetcher:
             if self.partitions.get(state.tp) is not state:
                 continue  # replaced while we waited: the new state truncates afresh
             if answer is None:
-                state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                self._retry_later(state, ERROR_BACKOFF_S)
                 continue
             if answer.error_code != ErrorCode.NONE:
                 self._refused(state, answer.error_code, "OffsetForLeaderEpoch")
@@ -295,47 +420,34 @@ class ReplicaFetcher:
                     plog.truncate_to(step.offset)
                 except KafkaError as exc:
                     log.error("cannot truncate %s: %s", plog.name, exc)
-                    state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+                    self._retry_later(state, ERROR_BACKOFF_S)
                     continue
-            state.truncated = step.done
+            if step.done:
+                self._truncated(state)
+
+    def _truncated(self, state: FollowState) -> None:
+        state.truncated = True
+        self._untruncated.discard(state.tp)
+        self._dirty.add(state.tp)
+
+    def _diverged(self, state: FollowState) -> None:
+        """The leader saw our log diverge from its own: go through OffsetForLeaderEpoch again."""
+        state.truncated = False
+        self._untruncated.add(state.tp)
+        self._dirty.add(state.tp)
 
     # ---- fetching -------------------------------------------------------------------------------------------
 
-    async def _fetch(self, client: BrokerClient, states: list[FollowState]) -> None:
-        wanted: dict[tuple[str, int], FetchPartition] = {}
-        sent: list[FollowState] = []
-        allowed = self._quota.available(self._clock.now_ms())
-        for state in states:
-            plog = self._log_of(state)
-            if plog is None or plog.offline:
-                state.retry_at = trio.current_time() + ERROR_BACKOFF_S
-                continue
-            max_bytes = self._fetch_max_bytes
-            if state.throttled:
-                if allowed <= 0:
-                    state.retry_at = trio.current_time() + THROTTLED_BACKOFF_S
-                    continue
-                max_bytes = min(max_bytes, allowed)
-            state.fetch_offset = plog.log_end_offset
-            wanted[(state.tp.topic, state.tp.partition)] = FetchPartition(
-                partition=state.tp.partition,
-                current_leader_epoch=state.leader_epoch,
-                fetch_offset=plog.log_end_offset,
-                last_fetched_epoch=plog.leader_epoch_cache.latest_epoch,
-                log_start_offset=plog.log_start_offset,
-                partition_max_bytes=max_bytes,
-            )
-            sent.append(state)
-        if not sent:
-            return
+    async def _fetch(self, client: BrokerClient) -> None:
         # A fetch session (KIP-227): after the first request, only the partitions whose fields changed are listed.
-        listed, forgotten = self._session.build(dict(wanted))
+        listed, forgotten = self._session.build(self._fetchable, self._unsent)
+        self._unsent = set()
         topics: dict[str, FetchTopic] = {}
-        for key in listed:
-            topics.setdefault(key[0], FetchTopic(topic=key[0])).partitions.append(wanted[key])
+        for tp in listed:
+            topics.setdefault(tp.topic, FetchTopic(topic=tp.topic)).partitions.append(self._fetchable[tp])
         forget: dict[str, ForgottenTopic] = {}
-        for topic, index in forgotten:
-            forget.setdefault(topic, ForgottenTopic(topic=topic)).partitions.append(index)
+        for tp in forgotten:
+            forget.setdefault(tp.topic, ForgottenTopic(topic=tp.topic)).partitions.append(tp.partition)
         request = FetchRequest(
             replica_id=self.node_id,
             max_wait_ms=self._fetch_wait_max_ms,
@@ -358,55 +470,63 @@ class ReplicaFetcher:
         if response.error_code != ErrorCode.NONE:
             log.info("fetch session with broker %d: %s", self.leader.node_id, error_name(response.error_code))
             return
-        by_tp = {
-            TopicPartition(t.topic, p.partition_index): p for t in response.responses for p in t.partitions
-        }
         appended: list[PartitionLog] = []
         now = self._clock.now_ms()
-        for state in sent:
-            data = by_tp.get(state.tp)
-            if self.partitions.get(state.tp) is not state or data is None:
-                continue
-            plog = self._log_of(state)
-            if plog is None or plog.log_end_offset != state.fetch_offset:
-                continue  # the log changed while the request was in flight; the next fetch starts from where it is
-            if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
-                self._out_of_range(state, plog, data.log_start_offset, data.high_watermark)
-                continue
-            if data.error_code != ErrorCode.NONE:
-                self._refused(state, data.error_code, "Fetch")
-                continue
-            if data.diverging_epoch.epoch >= 0:
-                # The leader saw our log diverge from its own: go through OffsetForLeaderEpoch again.
-                state.truncated = False
-                continue
-            partition = self._partitions(state.tp)
-            assert partition is not None
-            assert partition.log is plog
-            if state.throttled and data.records:
-                self._quota.record(len(data.records), now)
-            if data.records:
-                try:
-                    if partition.append_as_follower(data.records, now) is not None:
-                        appended.append(plog)
-                except KafkaError as exc:
-                    # A full disk (the log stays online and says so once itself) is retried quietly.
-                    level = (
-                        logging.DEBUG
-                        if not plog.offline and exc.code == ErrorCode.KAFKA_STORAGE_ERROR
-                        else logging.ERROR
-                    )
-                    log.log(level, "cannot append to %s from leader %d: %s", plog.name, state.leader_id, exc)
-                    state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+        # Only the partitions the leader answered: in a session it leaves out those with nothing new.
+        for topic in response.responses:
+            for data in topic.partitions:
+                tp = TopicPartition(topic.topic, data.partition_index)
+                state = self._fetching.get(tp)
+                if state is None or self.partitions.get(tp) is not state:
                     continue
-            partition.follow_high_watermark(data.high_watermark)
-            if plog.log_start_offset < data.log_start_offset <= plog.high_watermark:
-                try:
-                    plog.delete_records_before(data.log_start_offset)
-                except KafkaError as exc:
-                    log.warning("cannot move the log start of %s: %s", plog.name, exc)
+                self._dirty.add(tp)  # whatever happens next, its fields are looked at again
+                plog = self._appended_to(state, data, now)
+                if plog is not None:
+                    appended.append(plog)
         if appended:
             await self._make_durable(appended)
+
+    def _appended_to(self, state: FollowState, data: PartitionData, now: int) -> PartitionLog | None:
+        """Apply the leader's answer for one partition; the log if records were appended to it."""
+        plog = self._log_of(state)
+        if plog is None or plog.log_end_offset != state.fetch_offset:
+            return None  # the log changed while the request was in flight; the next fetch starts from where it is
+        if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            self._out_of_range(state, plog, data.log_start_offset, data.high_watermark)
+            return None
+        if data.error_code != ErrorCode.NONE:
+            self._refused(state, data.error_code, "Fetch")
+            return None
+        if data.diverging_epoch.epoch >= 0:
+            self._diverged(state)
+            return None
+        partition = self._partitions(state.tp)
+        assert partition is not None
+        assert partition.log is plog
+        if state.throttled and data.records:
+            self._quota.record(len(data.records), now)
+        appended = None
+        if data.records:
+            try:
+                if partition.append_as_follower(data.records, now) is not None:
+                    appended = plog
+            except KafkaError as exc:
+                # A full disk (the log stays online and says so once itself) is retried quietly.
+                level = (
+                    logging.DEBUG
+                    if not plog.offline and exc.code == ErrorCode.KAFKA_STORAGE_ERROR
+                    else logging.ERROR
+                )
+                log.log(level, "cannot append to %s from leader %d: %s", plog.name, state.leader_id, exc)
+                self._retry_later(state, ERROR_BACKOFF_S)
+                return None
+        partition.follow_high_watermark(data.high_watermark)
+        if plog.log_start_offset < data.log_start_offset <= plog.high_watermark:
+            try:
+                plog.delete_records_before(data.log_start_offset)
+            except KafkaError as exc:
+                log.warning("cannot move the log start of %s: %s", plog.name, exc)
+        return appended
 
     async def _make_durable(self, logs: list[PartitionLog]) -> None:
         """fsync every log this round appended to, in a worker thread, before the next fetch tells the leader they
@@ -454,10 +574,9 @@ class ReplicaFetcher:
                 return
         except KafkaError as exc:
             log.error("cannot truncate %s: %s", plog.name, exc)
-        state.retry_at = trio.current_time() + ERROR_BACKOFF_S
+        self._retry_later(state, ERROR_BACKOFF_S)
 
-    @staticmethod
-    def _refused(state: FollowState, code: int, api: str) -> None:
+    def _refused(self, state: FollowState, code: int, api: str) -> None:
         if code == ErrorCode.UNKNOWN_LEADER_EPOCH:
             delay = LEADER_BEHIND_BACKOFF_S  # the leader has not seen its own election yet
         elif code in (
@@ -470,4 +589,4 @@ class ReplicaFetcher:
             delay = ERROR_BACKOFF_S
         log.debug("%s of %s-%d refused by leader %d with %s", api, state.tp.topic, state.tp.partition,
                   state.leader_id, error_name(code))  # fmt: skip
-        state.retry_at = trio.current_time() + delay
+        self._retry_later(state, delay)

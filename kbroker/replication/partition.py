@@ -56,9 +56,10 @@ class PartitionRead:
     aborted_transactions: list[AbortedTxn] | None = None
     """Filled in for a read_committed read that succeeded: the aborted transactions overlapping `records`."""
     settled: bool = False
-    """Nothing to read: the fetch offset is at the read limit (and a follower is in the ISR, so that not hearing
-    from it on this partition changes nothing here). Until the partition is woken (kbroker/replication/purgatory.py)
-    the same read gives the same answer; a fetch session then need not read it (FetchSession.unsettled)."""
+    """Nothing to read: the fetch offset is at the read limit (and a follower is in the ISR, or in the expansion
+    being made: the maximal ISR, so that not hearing from it on this partition changes nothing here; an expansion
+    that fails wakes the partition). Until the partition is woken (kbroker/replication/purgatory.py) the same read
+    gives the same answer; a fetch session then need not read it (FetchSession.unsettled)."""
 
 
 class Partition:
@@ -357,7 +358,8 @@ class Partition:
                 start,
                 last_stable_offset=lso,
                 aborted_transactions=[] if committed else None,
-                settled=fetch_offset >= limit and (replica_id < 0 or replica_id in self.replication.isr),
+                settled=fetch_offset >= limit
+                and (replica_id < 0 or replica_id in self.replication.maximal_isr),
             )
         try:
             records = log.read_records(fetch_offset, max_bytes, limit, min_one_batch=min_one_batch)

@@ -207,6 +207,13 @@ class ReplicaManager:
         """The image the current roles were computed from."""
         self.partitions: dict[TopicPartition, Partition] = {}
         self._follows: dict[TopicPartition, FollowState] = {}
+        self._changed_follows: set[TopicPartition] = set()
+        """Partitions whose entry in `_follows` changed since the fetchers were last given theirs."""
+        self._retry_roles: set[TopicPartition] = set()
+        self._unflushed: set[PartitionLog] = set()
+        """Logs appended to with acks 0 or 1 since the flush loop last looked (log.flush.interval.ms)."""
+        """Partitions whose role the last image could not give them (their log did not open, their leader epoch
+        was not recorded): the next image tries again."""
         self._fetchers: dict[int, _FetcherTask] = {}
         self._nursery: trio.Nursery | None = None
         self._isr_wakeup = trio.Event()
@@ -246,16 +253,42 @@ class ReplicaManager:
     # ---- applying metadata (synchronous) ---------------------------------------------------------------------
 
     def apply_metadata(self, image: MetadataImage) -> None:
+        """Take the roles `image` gives this node. The work is proportional to what changed since the last image:
+        images share the partition states of what did not change (kbroker/cluster/store.py), and one that leaves
+        the brokers and the config defaults alone is applied to the changed partitions only (a rolling restart of
+        a 10,000-partition cluster publishes thousands of images, each moving one ISR)."""
         previous, self.image = self.image, image
         now = self.lag_clock.now_ms()
         self._drop_deleted_topics(previous, image)
         changes: list[str] = []
         defaults_changed = self._apply_dynamic_configs(image)
         member = image.broker_epoch >= 0 and self.node_id in image.brokers
+        everything = (
+            defaults_changed
+            or previous is EMPTY_IMAGE
+            or image.broker_epoch != previous.broker_epoch
+            or image.brokers != previous.brokers
+        )
+        # Partitions whose role could not be taken (a log that did not open, a leader epoch not recorded): every
+        # image tries them again.
+        retry, self._retry_roles = self._retry_roles, set()
+        retry_topics = {tp.topic for tp in retry}
         for name, topic in image.topics.items():
+            states = image.partitions.get(name, {})
+            previous_states = previous.partitions.get(name)
             topic_changed = defaults_changed or previous.topics.get(name) != topic
+            if (
+                not everything
+                and not topic_changed
+                and previous_states is states
+                and name not in retry_topics
+            ):
+                continue  # nothing of this topic changed
             config = self._log_config(topic) if topic_changed else None
-            for index, state in image.partitions.get(name, {}).items():
+            unchanged = {} if everything or topic_changed or previous_states is None else previous_states
+            for index, state in states.items():
+                if unchanged.get(index) is state and (not retry or TopicPartition(name, index) not in retry):
+                    continue
                 tp = TopicPartition(name, index)
                 if self.node_id not in state.replicas:
                     self._make_idle(tp, None, changes)
@@ -267,6 +300,7 @@ class ReplicaManager:
                 if partition is None or partition.topic_id != topic.topic_id:
                     partition = self._open_partition(tp, topic, config)
                     if partition is None:
+                        self._retry_roles.add(tp)
                         continue
                 elif config is not None:
                     partition.log.config = config
@@ -277,16 +311,29 @@ class ReplicaManager:
                     member and state.leader not in (NO_LEADER, self.node_id) and state.leader in image.brokers
                 ):
                     self._make_follower(partition, state, changes)
-                    self._follows[tp].throttled = self.node_id not in state.isr and throttled(
-                        topic.configs, FOLLOWER_THROTTLED_REPLICAS, index, self.node_id
+                    self._set_throttled(
+                        self._follows[tp],
+                        self.node_id not in state.isr
+                        and throttled(topic.configs, FOLLOWER_THROTTLED_REPLICAS, index, self.node_id),
                     )
                 else:
                     self._make_idle(tp, state, changes)
-        for tp in list(self.partitions):
-            if image.partition(tp.topic, tp.partition) is None:
+        if everything:
+            held: Iterable[TopicPartition] = list(self.partitions)
+        else:
+            # (Partitions only come and go with their topic's states: look at the topics whose states changed.)
+            held = [
+                TopicPartition(name, index)
+                for name, states in previous.partitions.items()
+                if image.partitions.get(name) is not states
+                for index in states
+            ]
+        for tp in held:
+            if tp in self.partitions and image.partition(tp.topic, tp.partition) is None:
                 self._make_idle(tp, None, changes)
         self._report_stray_logs(image)
-        self._sync_fetchers()
+        changed_follows, self._changed_follows = self._changed_follows, set()
+        self._sync_fetchers(None if everything else changed_follows)
         if changes:
             log.info("applied metadata revision %d: %s", image.revision, "; ".join(_summarize(changes)))
 
@@ -310,8 +357,12 @@ class ReplicaManager:
         log.info("topic config defaults changed by dynamic broker configs %s", dynamic)
         return True
 
+    def _unfollow(self, tp: TopicPartition) -> None:
+        if self._follows.pop(tp, None) is not None:
+            self._changed_follows.add(tp)
+
     def _make_leader(self, partition: Partition, state: PartitionState, now: int, changes: list[str]) -> None:
-        self._follows.pop(partition.tp, None)
+        self._unfollow(partition.tp)
         if len(state.replicas) > 1:
             self._replicated_leaders[partition.tp] = partition
         else:
@@ -336,6 +387,7 @@ class ReplicaManager:
             log.error("cannot record leader epoch %d of %s: %s", state.leader_epoch, partition.tp, exc)
             partition.make_idle(state)
             self._replicated_leaders.pop(partition.tp, None)
+            self._retry_roles.add(partition.tp)
 
     def _count_isr_change(self, before: tuple[int, ...], after: tuple[int, ...]) -> None:
         """Kafka's IsrShrinks / IsrExpands of the partitions this node leads."""
@@ -352,9 +404,19 @@ class ReplicaManager:
         current = self._follows.get(tp)
         if current is None or (current.leader_id, current.leader_epoch) != (state.leader, state.leader_epoch):
             self._follows[tp] = FollowState(tp, state.leader, state.leader_epoch)
+            self._changed_follows.add(tp)
+
+    def _set_throttled(self, state: FollowState, value: bool) -> None:
+        if state.throttled == value:
+            return
+        task = self._fetchers.get(state.leader_id)
+        if task is not None:
+            task.fetcher.set_throttled(state, value)  # its fetch size is computed again
+        else:
+            state.throttled = value
 
     def _make_idle(self, tp: TopicPartition, state: PartitionState | None, changes: list[str]) -> None:
-        self._follows.pop(tp, None)
+        self._unfollow(tp)
         self._replicated_leaders.pop(tp, None)
         partition = self.partitions.get(tp)
         if partition is not None and partition.make_idle(state):
@@ -374,7 +436,7 @@ class ReplicaManager:
 
     def _report_stray_logs(self, image: MetadataImage) -> None:
         """Logs of topics the metadata never named: kept (etcd may have been wiped by mistake), reported once."""
-        if len(self.partitions) == len(self.logs.partitions()):
+        if len(self.partitions) == len(self.logs):
             return
         for tp in self.logs.partitions():
             if tp not in self.partitions and tp.topic not in image.topics and tp not in self._stray_reported:
@@ -425,7 +487,7 @@ class ReplicaManager:
         return partition
 
     def _delete_log(self, tp: TopicPartition, why: str) -> None:
-        self._follows.pop(tp, None)
+        self._unfollow(tp)
         self._replicated_leaders.pop(tp, None)
         partition = self.partitions.pop(tp, None)
         if partition is not None:
@@ -437,8 +499,14 @@ class ReplicaManager:
         except OSError as exc:
             log.error("cannot delete the log of %s: %s", tp, exc)
 
-    def _sync_fetchers(self) -> None:
-        """One fetcher per leader broker incarnation, holding exactly the partitions we follow from it."""
+    def _sync_fetchers(self, changed: Iterable[TopicPartition] | None = None) -> None:
+        """One fetcher per leader broker incarnation, holding exactly the partitions we follow from it. With
+        `changed`, only those partitions' follow states changed (and no leader restarted): each goes to its fetcher,
+        without a look at every partition."""
+        if changed is not None and self._nursery is not None and self._leaders_unchanged():
+            self._move_follows(changed)
+            return
+        self._changed_follows.clear()
         wanted: dict[int, dict[TopicPartition, FollowState]] = {}
         for tp, state in self._follows.items():
             wanted.setdefault(state.leader_id, {})[tp] = state
@@ -457,20 +525,7 @@ class ReplicaManager:
         for leader_id, partitions in wanted.items():
             task = self._fetchers.get(leader_id)
             if task is None:
-                fetcher = ReplicaFetcher(
-                    node_id=self.node_id,
-                    leader=self.image.brokers[leader_id],
-                    partitions=self.partitions.get,
-                    fetch_wait_max_ms=self.settings.replica_fetch_wait_max_ms,
-                    fetch_max_bytes=self.settings.replica_fetch_max_bytes,
-                    clock=self.clock,
-                    connect=self._connect,
-                    quota=self.follower_quota,
-                    fsync_seconds=self.committer.fsync_seconds,
-                )
-                task = _FetcherTask(fetcher, trio.CancelScope())
-                self._fetchers[leader_id] = task
-                self._nursery.start_soon(_run_in_scope, task)
+                task = self._start_fetcher(leader_id)
             fetcher = task.fetcher
             for tp in list(fetcher.partitions):
                 if partitions.get(tp) is not fetcher.partitions[tp]:
@@ -478,6 +533,55 @@ class ReplicaManager:
             for tp, state in partitions.items():
                 if fetcher.partitions.get(tp) is not state:
                     fetcher.add(state)
+
+    def _start_fetcher(self, leader_id: int) -> _FetcherTask:
+        assert self._nursery is not None
+        fetcher = ReplicaFetcher(
+            node_id=self.node_id,
+            leader=self.image.brokers[leader_id],
+            partitions=self.partitions.get,
+            fetch_wait_max_ms=self.settings.replica_fetch_wait_max_ms,
+            fetch_max_bytes=self.settings.replica_fetch_max_bytes,
+            clock=self.clock,
+            connect=self._connect,
+            quota=self.follower_quota,
+            fsync_seconds=self.committer.fsync_seconds,
+            listeners=self.purgatory,
+        )
+        task = _FetcherTask(fetcher, trio.CancelScope())
+        self._fetchers[leader_id] = task
+        self._nursery.start_soon(_run_in_scope, task)
+        return task
+
+    def _leaders_unchanged(self) -> bool:
+        """Whether every running fetcher's leader is still registered as the same incarnation."""
+        for leader_id, running in self._fetchers.items():
+            registration = self.image.brokers.get(leader_id)
+            if registration is None or registration.incarnation != running.fetcher.leader.incarnation:
+                return False
+        return True
+
+    def _move_follows(self, changed: Iterable[TopicPartition]) -> None:
+        emptied: set[int] = set()
+        for tp in changed:
+            state = self._follows.get(tp)
+            for leader_id, running in self._fetchers.items():
+                held = running.fetcher.partitions.get(tp)
+                if held is not None and held is not state:
+                    running.fetcher.remove(tp)
+                    if not running.fetcher.partitions:
+                        emptied.add(leader_id)
+            if state is None:
+                continue
+            task = self._fetchers.get(state.leader_id) or self._start_fetcher(state.leader_id)
+            if task.fetcher.partitions.get(tp) is not state:
+                task.fetcher.add(state)
+            emptied.discard(state.leader_id)
+        for leader_id in emptied:
+            running = self._fetchers[leader_id]
+            if not running.fetcher.partitions:
+                running.scope.cancel()
+                del self._fetchers[leader_id]
 
     def _stop_fetchers(self) -> None:
         for task in self._fetchers.values():
@@ -572,6 +676,8 @@ class ReplicaManager:
         if required_acks == -1:
             # A duplicate (an idempotent producer's retry) waits too: its first attempt may not be durable yet.
             self.committer.request_flush(partition.log, result.info.last_offset + 1)
+        else:
+            self._unflushed.add(partition.log)  # fsynced by the flush loop (log.flush.interval.ms)
 
     def begin_transaction_verification(
         self, producer_id: int, partitions: Iterable[TopicPartition], now_ms: int
@@ -948,6 +1054,9 @@ class ReplicaManager:
                 log.info("ISR change of %s to %s not made: %s", tp, list(new_isr), exc)
                 self._isr_refused[tp] = new_isr
             self._isr_retry_at[tp] = self.lag_clock.now_ms() + ISR_RETRY_MS
+            # A fetch session may have settled the partition for a follower this expansion was adding (as if in
+            # the ISR: Partition.read): it must be read, and the follower's fetches recorded, again.
+            self.purgatory.wake(tp)
             return
         finally:
             if leader.pending_isr is new_isr:
@@ -985,16 +1094,22 @@ class ReplicaManager:
     async def _checkpoint_loop(self) -> None:
         written: dict[TopicPartition, int] = {}
         data_dir = self.logs.data_dir
+        moves = self.logs.high_watermark_moves
+        seen = -1
         while True:
             await trio.sleep(CHECKPOINT_INTERVAL_S)
+            if moves.value == seen:
+                continue  # no high watermark moved, no log came or went: a pass over every log would find that
+            now_seen = moves.value
             current = self.high_watermarks()
-            if current == written:
-                continue
-            try:
-                await trio.to_thread.run_sync(write_checkpoint, data_dir, current)
-                written = current
-            except OSError as exc:
-                log.error("cannot write the high watermark checkpoint: %s", exc)
+            if current != written:
+                try:
+                    await trio.to_thread.run_sync(write_checkpoint, data_dir, current)
+                    written = current
+                except OSError as exc:
+                    log.error("cannot write the high watermark checkpoint: %s", exc)
+                    continue  # tried again at the next pass
+            seen = now_seen
 
     async def _flush_loop(self) -> None:
         """log.flush.interval.ms: fsync every log that has unsynced data at least this often. acks=all never needs it
@@ -1004,11 +1119,16 @@ class ReplicaManager:
         interval = self.settings.log_flush_interval_ms / 1000
         if interval <= 0:
             return
+        # The first pass looks at every log (a restart after kill -9 finds unsynced tails); later ones only at the
+        # logs appended to without an fsync asked for (`_appended`: acks 0 and 1). A follower fsyncs each of its
+        # fetch rounds itself, and everything else written to a log asks for its fsync.
+        candidates: Iterable[PartitionLog] = list(self.logs)
         while True:
             await trio.sleep(interval)
-            for plog in self.logs:
+            for plog in candidates:
                 if not plog.closed and not plog.offline and plog.recovery_point < plog.log_end_offset:
                     self.committer.request_flush(plog, plog.log_end_offset)
+            candidates, self._unflushed = self._unflushed, set()
 
     def _log_moved(self, plog: PartitionLog) -> None:
         if plog.topic_partition is not None:
