@@ -53,6 +53,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench import cold_read, kafka_perf_test  # noqa: E402
+from bench import floor as bench_floor  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 
 DOCS = REPO / "docs"
@@ -77,6 +78,7 @@ class Figures:
         self.targets: list[str] = data["targets"]
         self.idle: dict[str, list[float | None]] = data["idle"]
         self.failures: list[str] = data["failures"]
+        self.floor: dict[str, float] | None = data.get("floor")
         self.rows: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
         for row in data["results"]:
             self.rows[(row["scenario"], row["size"], row["target"])].append(row)
@@ -191,6 +193,38 @@ def tables(f: Figures) -> str:
         idle = " / ".join("n/a" if x is None else f"{100 * x:.1f}%" for x in f.idle.get(n, []))
         lines.append(f"| {n} | {fmt(rss)} | {fmt(f.rss_max(n))} | {idle} |")
     return "\n".join(lines)
+
+
+def floor_section(f: Figures) -> list[str]:
+    """bench/floor.py's system call costs, and what they make of one record against the brokers' CPU per record."""
+    if not f.floor:
+        return []
+    brokers = [n for n in f.targets if n != "mock"]
+    lines = [
+        "### The kernel's share: the system calls' floor (bench/floor.py, measured before the brokers started)",
+        "",
+        "What the system calls any broker makes cost here alone, in one thread: a produce request's bytes are "
+        "received, CRC-checked, written to the page cache and fsynced (acks=all at once; acks=1 within "
+        "log.flush.interval.ms on kbroker, by the kernel's flusher threads on Kafka, outside its CPU figure); a fetch "
+        "is answered with sendfile. On loopback the sender's CPU includes the receiving end's TCP processing. The "
+        "floor of a record is the per-KiB steps times its size (value + ~9 B of record overhead); the per-request "
+        f"round trip comes on top. Memory this virtual machine handed back to its host during the run: "
+        f"{f.meta.get('returned', 'n/a')} (a page cache write to such memory costs ~2 µs per KiB instead of the "
+        "write row's figure: "
+        "bench/common.py `memory_returned_kib`).",
+        "",
+        bench_floor.table(f.floor),
+        "",
+        "| record | scenario | floor µs/rec | " + " | ".join(f"{n} CPU µs/rec" for n in brokers) + " |",
+        "|---|---|---|" + "---|" * len(brokers),
+    ]
+    for size in f.sizes:
+        for scenario in SCENARIOS:
+            kind = "consume" if scenario == "consume" else "produce"
+            floor = bench_floor.per_record(f.floor, size, kind)
+            cells = [fmt_cpu(f.cell(scenario, size, n, "cpu_us")) for n in brokers]
+            lines.append(f"| {size_label(size)} | {scenario} | {floor:.3f} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def plots(f: Figures, directory: Path) -> list[str]:
@@ -527,6 +561,7 @@ def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
         "",
         tables(f),
         "",
+        *floor_section(f),
         round_scenario_sections(f),
     ]
     if scale_text:

@@ -55,8 +55,10 @@ from bench.common import (  # noqa: E402
     kbroker_sources,
     load_average,
     machine,
+    memory_returned_kib,
     sample_cpu,
 )
+from bench.floor import measure as measure_floor  # noqa: E402
 from tests.broker_process import BrokerProcess  # noqa: E402
 
 PARTITIONS = 4  # the mock cluster auto-creates topics with 4 partitions; kbroker topics are created alike
@@ -806,6 +808,7 @@ def run(
             failures.append(f"{scenario} {size_label(size)}: {target.diagnostics()}")
             return
         label = f"{target.name:>10} {size_label(size):>6} {scenario:<20}"
+        returned_before = memory_returned_kib()
         try:
             r = fn()
         except (BenchError, KafkaException) as e:
@@ -817,8 +820,12 @@ def run(
             return
         r["round"] = current_round
         # Each figure carries the machine's load average and the broker's resident memory right after it: the
-        # machine is shared, and a reader must be able to see how busy it was.
+        # machine is shared, and a reader must be able to see how busy it was. And the memory the machine handed
+        # back to its host meanwhile (bench/common.py memory_returned_kib), which makes page cache writes dearer.
         r["load"] = load_average()
+        returned_after = memory_returned_kib()
+        if returned_before is not None and returned_after is not None:
+            r["returned_mib"] = (returned_after - returned_before) / 1024
         r["rss"] = target.rss_bytes()
         results[(scenario, size, target.name)].append(r)
         if "p50_ms" in r:
@@ -1109,11 +1116,17 @@ def make_target(name: str, source: KBrokerSource, cluster: bool) -> Target:
 
 
 def run_targets(
-    targets: list[Target], plan: Plan, meta: dict[str, str], dump: Path | None = None
+    targets: list[Target], plan: Plan, meta: dict[str, str], dump: Path | None = None, floor_rounds: int = 0
 ) -> tuple[str, bool] | None:
     """Start every target, run the plan, stop them all; (the report, whether anything failed), or None when a
-    target could not start. `dump` gets every measurement as JSON (bench/performance.py draws from it)."""
+    target could not start. `dump` gets every measurement as JSON (bench/performance.py draws from it). With
+    `floor_rounds`, bench/floor.py's system call costs are measured first, on the disk the brokers write to."""
     started: list[Target] = []
+    floor: dict[str, float] | None = None
+    returned_start = memory_returned_kib()
+    if floor_rounds > 0:
+        floor = measure_floor(Path(tempfile.gettempdir()), floor_rounds)
+        print("system call floor (bench/floor.py): " + ", ".join(f"{k} {v:.3f}" for k, v in floor.items()))
     try:
         for t in targets:
             started.append(t)  # stopped even if it fails half-way through starting
@@ -1135,6 +1148,9 @@ def run_targets(
         for t in started:
             t.stop()
     meta["load_end"] = load_average()
+    returned_end = memory_returned_kib()
+    if returned_start is not None and returned_end is not None:
+        meta["returned"] = f"{(returned_end - returned_start) / 1024 / 1024:.1f} GiB"
     if dump is not None:
         rows = [
             {"scenario": scenario, "size": size, "target": target, **r}
@@ -1150,6 +1166,7 @@ def run_targets(
                     "idle": idle,
                     "results": rows,
                     "failures": failures,
+                    "floor": floor,
                 },
                 indent=1,
             )
@@ -1214,6 +1231,11 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=float, default=300.0, help="give up on one run after this many s [300]"
     )
     parser.add_argument("--json", type=Path, help="also write every measurement here, as JSON")
+    parser.add_argument(
+        "--floor-rounds",
+        type=int,
+        help="rounds of bench/floor.py's system call costs, measured before the brokers start; 0: none [3; quick 1]",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -1287,7 +1309,11 @@ def main(argv: list[str] | None = None) -> int:
             meta["load_start"] = load_average()
             print(f"{meta['machine']}\n{meta['software']}", flush=True)
             outcome = run_targets(
-                [make_target(name, source, args.cluster) for name in names], plan, meta, args.json
+                [make_target(name, source, args.cluster) for name in names],
+                plan,
+                meta,
+                args.json,
+                floor_rounds=args.floor_rounds if args.floor_rounds is not None else (1 if args.quick else 3),
             )
     except (BenchError, subprocess.CalledProcessError) as e:
         print(f"kbroker sources: {e}", file=sys.stderr)

@@ -1,0 +1,299 @@
+"""The kernel's share: what the system calls every broker must make cost on this machine, per KiB and per request.
+
+    .venv/bin/python bench/floor.py                      # prints the table (~15 s)
+    .venv/bin/python bench/floor.py --data-dir /dev/shm  # the file steps on another file system
+    .venv/bin/python bench/floor.py --json /tmp/floor.json
+
+A broker in any language receives a produce request's bytes from its socket, checks their CRC-32C, writes them to a
+file and (acks=all, or log.flush.interval.ms) fsyncs them; it answers a fetch with sendfile (or send); and each
+request costs a loopback round trip. Each step is measured here alone, in this process's thread, with the CPU time
+(user + system) of that thread only (RUSAGE_THREAD), the other end of each connection in a child process:
+
+- recv: receiving 1 MiB chunks that a child sends, into one reused buffer (the broker's frame buffers are reused
+  by the allocator too);
+- send, sendfile: sending 1 MiB chunks to a child that reads them, from memory (send) or from a file in the page
+  cache (sendfile, as kbroker and Kafka serve fetches of 32 KiB or more). On loopback the sender's CPU includes the
+  TCP receive processing of the other end (softirq work done in the sending thread), so neither is free;
+- write: appending 1 MiB chunks to a new file in --data-dir (the page cache; the machine's memory already touched
+  once, see `prefault_memory` in bench/common.py);
+- fsync: the fsync of 64 MiB just written that way (the writeback the caller pays; with acks=1 and no
+  log.flush.interval.ms the kernel's flusher threads pay it instead, outside any broker's CPU figure);
+- crc32c: the CRC-32C of 1 MiB (the crc32c package, as kbroker checks every batch);
+- round trip: a 60-byte request answered with 60 bytes over loopback, the answering side's CPU per exchange (the
+  wake-ups of a 2-vCPU virtual machine are most of it).
+
+Medians over --rounds. bench/run.py runs this with the broker measurements (its JSON and report carry the table),
+so the figures of a run can be set against the floor of the machine they were measured on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import socket
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from crc32c import crc32c
+
+MIB = 1024 * 1024
+CHUNK = MIB
+STEP_MIB = 128
+FSYNC_MIB = 64
+
+
+def thread_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_THREAD)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _child(run: Callable[[], None]) -> int:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            run()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def _pair() -> tuple[socket.socket, Callable[[], socket.socket]]:
+    """A listening socket on loopback and a function that connects to it (TCP_NODELAY, as brokers set)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    address = listener.getsockname()
+
+    def connect() -> socket.socket:
+        s = socket.create_connection(address)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return s
+
+    return listener, connect
+
+
+def _drain(s: socket.socket) -> None:
+    buf = bytearray(CHUNK)
+    while s.recv_into(buf):
+        pass
+
+
+def recv_per_kib(mib: int) -> float:
+    listener, connect = _pair()
+    data = os.urandom(CHUNK)
+
+    def sender() -> None:
+        s = connect()
+        for _ in range(mib):
+            s.sendall(data)
+        s.close()
+
+    pid = _child(sender)
+    conn, _ = listener.accept()
+    listener.close()
+    buf = bytearray(CHUNK)
+    view = memoryview(buf)
+    received = 0
+    started = thread_cpu()
+    while True:
+        n = conn.recv_into(view)
+        if not n:
+            break
+        received += n
+    spent = thread_cpu() - started
+    conn.close()
+    os.waitpid(pid, 0)
+    return spent / (received / 1024) * 1e6
+
+
+def send_per_kib(mib: int, source: Path | None) -> float:
+    """send() of a buffer, or with `source` sendfile() from that file."""
+    listener, connect = _pair()
+
+    def reader() -> None:
+        s = connect()
+        _drain(s)
+
+    pid = _child(reader)
+    conn, _ = listener.accept()
+    listener.close()
+    data = os.urandom(CHUNK)
+    fd = os.open(source, os.O_RDONLY) if source is not None else -1
+    started = thread_cpu()
+    try:
+        for i in range(mib):
+            if fd < 0:
+                conn.sendall(data)
+                continue
+            offset, remaining = i * CHUNK, CHUNK
+            while remaining:
+                sent = os.sendfile(conn.fileno(), fd, offset, remaining)
+                offset += sent
+                remaining -= sent
+        spent = thread_cpu() - started
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        conn.close()
+        os.waitpid(pid, 0)
+    return spent / (mib * 1024) * 1e6
+
+
+def write_per_kib(directory: Path, mib: int) -> float:
+    path = directory / "floor-write"
+    data = os.urandom(CHUNK)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        started = thread_cpu()
+        for _ in range(mib):
+            os.write(fd, data)
+        spent = thread_cpu() - started
+    finally:
+        os.close(fd)
+        path.unlink()
+    return spent / (mib * 1024) * 1e6
+
+
+def fsync_per_kib(directory: Path, mib: int) -> float:
+    path = directory / "floor-fsync"
+    data = os.urandom(CHUNK)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for _ in range(mib):
+            os.write(fd, data)
+        started = thread_cpu()
+        os.fsync(fd)
+        spent = thread_cpu() - started
+    finally:
+        os.close(fd)
+        path.unlink()
+    return spent / (mib * 1024) * 1e6
+
+
+def crc_per_kib(mib: int) -> float:
+    data = os.urandom(CHUNK)
+    started = thread_cpu()
+    for _ in range(mib):
+        crc32c(data)
+    return (thread_cpu() - started) / (mib * 1024) * 1e6
+
+
+def round_trip_us(exchanges: int) -> float:
+    listener, connect = _pair()
+    message = b"q" * 60
+
+    def client() -> None:
+        s = connect()
+        buf = bytearray(64)
+        for _ in range(exchanges):
+            s.sendall(message)
+            got = 0
+            while got < len(message):
+                got += s.recv_into(memoryview(buf)[got:])
+        s.close()
+
+    pid = _child(client)
+    conn, _ = listener.accept()
+    listener.close()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = bytearray(64)
+    started = thread_cpu()
+    for _ in range(exchanges):
+        got = 0
+        while got < len(message):
+            got += conn.recv_into(memoryview(buf)[got:])
+        conn.sendall(message)
+    spent = thread_cpu() - started
+    conn.close()
+    os.waitpid(pid, 0)
+    return spent / exchanges * 1e6
+
+
+def measure(data_dir: Path, rounds: int = 3) -> dict[str, float]:
+    """Median over `rounds` of each step: µs of CPU per KiB (per exchange for the round trip)."""
+    samples: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="kbroker-floor-", dir=data_dir) as tmp:
+        directory = Path(tmp)
+        cached = directory / "floor-cached"
+        with open(cached, "wb") as f:
+            for _ in range(STEP_MIB):
+                f.write(os.urandom(CHUNK))
+        with open(cached, "rb") as f:  # in the page cache, as a recent segment is
+            while f.read(CHUNK):
+                pass
+        steps: list[tuple[str, Callable[[], float]]] = [
+            ("recv", lambda: recv_per_kib(STEP_MIB)),
+            ("send", lambda: send_per_kib(STEP_MIB, None)),
+            ("sendfile", lambda: send_per_kib(STEP_MIB, cached)),
+            ("write", lambda: write_per_kib(directory, STEP_MIB)),
+            ("fsync", lambda: fsync_per_kib(directory, FSYNC_MIB)),
+            ("crc32c", lambda: crc_per_kib(STEP_MIB)),
+            ("round_trip", lambda: round_trip_us(2000)),
+        ]
+        for _ in range(rounds):
+            for name, step in steps:
+                samples.setdefault(name, []).append(step())
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+# A record in a v2 batch carries a few bytes besides its value (length, attributes, deltas, key and header counts).
+RECORD_OVERHEAD = 9
+
+
+def per_record(floor: dict[str, float], size: int, scenario: str) -> float:
+    """The floor of one record of `size` bytes (value) in a large batch, µs: the per-KiB steps its bytes go through
+    (produce: recv, CRC, write, and the fsync that acks=all waits for and that log.flush.interval.ms does within a
+    second at acks=1; consume: sendfile)."""
+    kib = (size + RECORD_OVERHEAD) / 1024
+    if scenario == "consume":
+        return floor["sendfile"] * kib
+    return (floor["recv"] + floor["crc32c"] + floor["write"] + floor["fsync"]) * kib
+
+
+def table(floor: dict[str, float]) -> str:
+    rows = [
+        ("recv (produce: a request's bytes in)", "recv"),
+        ("send (a fetch answered from memory)", "send"),
+        ("sendfile (a fetch answered from the page cache)", "sendfile"),
+        ("write (to the page cache)", "write"),
+        ("fsync (writeback of what was written)", "fsync"),
+        ("CRC-32C", "crc32c"),
+    ]
+    lines = ["| step | CPU µs per KiB |", "|---|---|"]
+    lines += [f"| {label} | {floor[key]:.3f} |" for label, key in rows]
+    exchange = floor["round_trip"]
+    lines.append(
+        f"| a 60-byte request and answer on loopback (answering side, µs per exchange) | {exchange:.1f} |"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=Path(tempfile.gettempdir()), help="where files go [/tmp]"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, medians reported [3]")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    floor = measure(args.data_dir, args.rounds)
+    print(table(floor))
+    for size in (100, 1024):
+        print(
+            f"{size} B record: produce floor {per_record(floor, size, 'produce'):.3f} µs, "
+            f"consume floor {per_record(floor, size, 'consume'):.3f} µs"
+        )
+    if args.json is not None:
+        args.json.write_text(json.dumps(floor, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
