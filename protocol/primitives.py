@@ -44,7 +44,11 @@ class Reader:
         return start
 
     def _unpack(self, st: struct.Struct) -> int:
-        start = self._take(st.size)
+        start = self.pos
+        end = start + st.size
+        if end > self.end:
+            raise ProtocolError(f"truncated: need {st.size} bytes at offset {start}, have {self.end - start}")
+        self.pos = end
         value: int = st.unpack_from(self.buf, start)[0]
         return value
 
@@ -79,10 +83,14 @@ class Reader:
         return uuid.UUID(bytes=bytes(self.buf[start : start + 16]))
 
     def uvarint(self) -> int:
-        result = 0
-        shift = 0
         buf = self.buf
         pos = self.pos
+        if pos < self.end and buf[pos] < 0x80:
+            # one byte: every compact length and tag count below 128
+            self.pos = pos + 1
+            return buf[pos]
+        result = 0
+        shift = 0
         while True:
             if pos >= self.end:
                 raise ProtocolError("truncated varint")
@@ -207,6 +215,9 @@ class Writer:
         self.out += v.bytes
 
     def uvarint(self, v: int) -> None:
+        if 0 <= v < 0x80:
+            self.out.append(v)
+            return
         if v < 0:
             raise ValueError("uvarint cannot be negative")
         out = self.out
