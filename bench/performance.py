@@ -204,11 +204,12 @@ def floor_section(f: Figures) -> list[str]:
         "### The kernel's share: the system calls' floor (bench/floor.py, measured before the brokers started)",
         "",
         "What the system calls any broker makes cost here alone, in one thread: a produce request's bytes are "
-        "received, CRC-checked, written to the page cache and fsynced (acks=all at once; acks=1 within "
-        "log.flush.interval.ms on kbroker, by the kernel's flusher threads on Kafka, outside its CPU figure); a fetch "
-        "is answered with sendfile. On loopback the sender's CPU includes the receiving end's TCP processing. The "
-        "floor of a record is the per-KiB steps times its size (value + ~9 B of record overhead); the per-request "
-        f"round trip comes on top. Memory this virtual machine handed back to its host during the run: "
+        "received, CRC-checked and written to the page cache; a fetch is answered with sendfile. The page writeback "
+        "(the fsync row) is done by kernel threads for both brokers, outside their CPU figures: Kafka leaves it to "
+        "the kernel's flusher threads, kbroker's fsyncs are Linux asynchronous I/O (kbroker/log/fsyncer.py). On "
+        "loopback the sender's CPU includes the receiving end's TCP processing. The floor of a record is the "
+        "per-KiB steps times its size (value + ~9 B of record overhead); the per-request round trip comes on top. "
+        "Memory this virtual machine handed back to its host during the run: "
         f"{f.meta.get('returned', 'n/a')} (a page cache write to such memory costs ~2 µs per KiB instead of the "
         "write row's figure: "
         "bench/common.py `memory_returned_kib`).",

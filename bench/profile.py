@@ -43,10 +43,8 @@ from bench.common import (  # noqa: E402
 from tests.broker_process import BrokerProcess  # noqa: E402
 
 # Leaves where a thread waits rather than works (py-spy, without --native, sees a blocking call as running): the
-# event loop's epoll_wait, an idle worker thread of trio's cache and an idle flusher thread (kbroker/log/flusher.py,
-# waiting in its queue for a plan). Counted apart, not in the percentages. A flusher thread in fsync
-# (FlushPlan.execute) is counted: it mostly waits for the disk, but its system time is the broker's CPU.
-IDLE_LEAVES = ("EpollIOManager.get_events (", "WorkerThread._work (", "GroupCommitter._flusher_thread (")
+# event loop's epoll_wait and an idle worker thread of trio's cache. Counted apart, not in the percentages.
+IDLE_LEAVES = ("EpollIOManager.get_events (", "WorkerThread._work (")
 
 
 def summarize(raw: Path, top: int) -> str:
@@ -71,7 +69,7 @@ def summarize(raw: Path, top: int) -> str:
     if not samples:
         return "(no samples)"
     lines = [
-        f"{samples} samples working ({idle} more waiting in epoll or an idle worker or flusher thread)",
+        f"{samples} samples working ({idle} more waiting in epoll or an idle worker thread)",
         "",
         "self %   function",
     ]

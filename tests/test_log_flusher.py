@@ -1,4 +1,9 @@
-"""The group committer: concurrent produces share fsyncs; an fsync failure takes the log offline for good."""
+"""The group committer: concurrent produces share fsyncs; an fsync failure takes the log offline for good.
+
+The tests that count, delay or fail fsyncs by replacing `os.fsync` run the committer with the thread fsyncer
+(`threaded()`): Linux's asynchronous fsync (kbroker/log/fsyncer.py, the broker's default) happens in the kernel,
+where no monkeypatch reaches. The fault suite (tests/faults/test_fault_failing_disk.py) fails fsyncs in the file
+system itself, through whichever path. Tests of the round logic alone run both ways."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import trio.testing
 from kbroker.common import KafkaError
 from kbroker.log.config import LogConfig
 from kbroker.log.flusher import GroupCommitter
+from kbroker.log.fsyncer import Fsyncer
 from kbroker.log.partition_log import PartitionLog
 from protocol.errors import ErrorCode
 from protocol.records import Record, build_batch
@@ -48,6 +54,16 @@ def fsync_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
+def threaded() -> GroupCommitter:
+    """A committer whose fsyncs are `os.fsync` calls in worker threads (so a test can replace them)."""
+    return GroupCommitter(fsyncer=Fsyncer(use_aio=False))
+
+
+@pytest.fixture(params=["aio", "threads"])
+def make_committer(request: pytest.FixtureRequest) -> Callable[[], GroupCommitter]:
+    return GroupCommitter if request.param == "aio" else threaded
+
+
 def patch_fsync(
     monkeypatch: pytest.MonkeyPatch, wrapper: Callable[[Callable[[int], None], int], None]
 ) -> None:
@@ -75,7 +91,7 @@ async def test_concurrent_waiters_share_one_fsync(tmp_path: Path, fsync_calls: l
     log.append_as_leader(
         batch(), 0, 0
     )  # the first append of an epoch also writes the leader epoch checkpoint
-    committer = GroupCommitter()
+    committer = threaded()
     done: list[int] = []
 
     async def produce(i: int) -> None:
@@ -108,7 +124,7 @@ async def test_produces_arriving_during_an_fsync_share_the_next_one(
 
     patch_fsync(monkeypatch, slow)
     log = open_log(tmp_path)
-    committer = GroupCommitter()
+    committer = threaded()
 
     async def producer() -> None:
         for _ in range(5):
@@ -142,7 +158,7 @@ async def test_fsync_failure_takes_only_that_log_offline(
         real(fd)
 
     patch_fsync(monkeypatch, inject)
-    committer = GroupCommitter()
+    committer = threaded()
     outcome: dict[str, ErrorCode] = {}
 
     async def produce(log: PartitionLog) -> None:
@@ -264,7 +280,7 @@ async def test_a_truncation_during_the_fsync_fails_the_waiter(
     log = open_log(tmp_path)
     log.append_as_leader(batch(), 0, 0)
     log.flush()  # offset 0 is durable
-    committer = GroupCommitter()
+    committer = threaded()
     outcome: list[ErrorCode] = []
     answered = trio.Event()
 
@@ -293,7 +309,7 @@ async def test_a_truncation_during_the_fsync_fails_the_waiter(
 @pytest.mark.trio
 async def test_rolled_segments_are_sealed_by_the_committer(tmp_path: Path, fsync_calls: list[str]) -> None:
     log = open_log(tmp_path, config=LogConfig(segment_bytes=500))
-    committer = GroupCommitter()
+    committer = threaded()
     for _ in range(10):
         info = log.append_as_leader(batch(), 0, 0)
     sealed = log.segments[:-1]
@@ -310,3 +326,32 @@ async def test_rolled_segments_are_sealed_by_the_committer(tmp_path: Path, fsync
     assert str(log.directory) in fsync_calls, "the new segment files' directory entries are fsynced"
     data_syncs = [p for p in fsync_calls if p.endswith(".log")]
     assert sorted(data_syncs) == sorted(str(s.log_path) for s in log.segments)
+
+
+@pytest.mark.trio
+async def test_a_round_serves_every_waiter_and_seals_rolled_segments(
+    tmp_path: Path, make_committer: Callable[[], GroupCommitter]
+) -> None:
+    """The same round logic through either fsyncer: waiters arriving together share a round, a log whose segments
+    rolled gets their index files once its data is durable, and the recovery point reaches the log end."""
+    log = open_log(tmp_path, config=LogConfig(segment_bytes=500))
+    committer = make_committer()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        # The broker's default must really be the asynchronous path on Linux (not a silent fallback to threads).
+        assert committer.fsyncer.aio == (make_committer is GroupCommitter)
+
+        async def produce() -> None:
+            info = log.append_as_leader(batch(), 0, 0)
+            await committer.wait_durable(log, info.last_offset + 1)
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as producers:
+                for _ in range(30):
+                    producers.start_soon(produce)
+        nursery.cancel_scope.cancel()
+    assert committer.rounds == 1
+    assert log.recovery_point == log.log_end_offset == 30
+    sealed = log.segments[:-1]
+    assert sealed
+    assert all(s.index_path.exists() and s.time_index_path.exists() for s in sealed)

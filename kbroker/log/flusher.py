@@ -3,16 +3,17 @@
 Two ways in: `request_flush(log, end_offset)` asks for a flush and returns at once (an acks=-1 produce, which then
 waits in the purgatory for its partition to move: `on_flushed` is called for every log a flush made durable, or
 failed to), and `await wait_durable(log, end_offset)` returns once every offset below `end_offset` of `log` is
-fsynced (a follower before it fetches more).
+fsynced. `execute_plans` is the same machinery for a caller with flush plans of its own (a follower's replication
+round).
 
 The committer's task (`run`, started in the broker's nursery) works in rounds: it captures a flush plan (on the
-trio thread) for every log with a request or a waiter and hands the round's plans to a small pool of long-lived
-flusher threads, which run them side by side; the thread that finishes the round's last plan queues it back and
-wakes the task once, which settles every waiter of the round's logs and starts the next round if anything was
-appended meanwhile. So requests arriving while a round runs share the next one (the number of fsyncs follows the
-disk's speed, not the request rate), no thread is started or handed over per request or per round, and a round
-costs about one fsync's latency however many logs it covers: on ext4 (and XFS) concurrent fsyncs join one journal
-commit, so they also end together.
+trio thread) for every log with a request or a waiter and fsyncs all their files at once through the `Fsyncer`
+(kbroker/log/fsyncer.py: Linux asynchronous I/O, so that no Python thread is handed work per round; worker
+threads where that is not available), then settles every waiter of the round's logs and starts the next round if
+anything was appended meanwhile. So requests arriving while a round runs share the next one (the number of fsyncs
+follows the disk's speed, not the request rate), and a round costs about one fsync's latency however many logs it
+covers: on ext4 (and XFS) concurrent fsyncs join one journal commit, so they also end together. A plan with more
+to do after its data's fsync (a segment was rolled: its indexes, then the directory) finishes in a worker thread.
 
 An fsync error takes the log offline and fails its waiters with KAFKA_STORAGE_ERROR. The flush is never retried:
 after a failed fsync the kernel may have dropped the dirty pages, so a later "successful" fsync would acknowledge
@@ -21,25 +22,19 @@ data that is not on disk.
 
 from __future__ import annotations
 
-import collections
 import logging
-import queue
-import threading
 import time
 from collections.abc import Callable
 
 import trio
 
 from kbroker.common import KafkaError
+from kbroker.log.fsyncer import Fsyncer
 from kbroker.log.partition_log import FlushPlan, PartitionLog
 from kbroker.stats import LatencyHistogram
 from protocol.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
-
-FLUSHER_THREADS = 4
-"""Flushes of different logs that can run at once. More add little: their fsyncs share the file system's journal
-commits anyway, and the disk's queue is what they wait for."""
 
 
 class _Waiter:
@@ -53,39 +48,33 @@ class _Waiter:
         self.error: KafkaError | None = None
 
 
-class _Flush:
-    """One log's plan on its way through a flusher thread; `error` and `seconds` are set by the thread."""
-
-    __slots__ = ("error", "log", "plan", "seconds")
-
-    def __init__(self, log: PartitionLog, plan: FlushPlan) -> None:
-        self.log = log
-        self.plan = plan
-        self.error: BaseException | None = None
-        self.seconds = 0.0
-
-
 def _offline_error(log: PartitionLog) -> KafkaError:
     return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"the log of {log.name} is offline after a disk error")
 
 
+def _finish_each(plans: list[FlushPlan]) -> list[BaseException | None]:
+    """Worker thread: what plans have to do after their data's fsync."""
+    errors: list[BaseException | None] = []
+    for plan in plans:
+        try:
+            plan.finish()
+        except BaseException as exc:  # handed to the trio thread, which takes the log offline
+            errors.append(exc)
+        else:
+            errors.append(None)
+    return errors
+
+
 class GroupCommitter:
     def __init__(
-        self, on_flushed: Callable[[PartitionLog], None] | None = None, threads: int = FLUSHER_THREADS
+        self, on_flushed: Callable[[PartitionLog], None] | None = None, fsyncer: Fsyncer | None = None
     ) -> None:
         self._waiters: dict[PartitionLog, list[_Waiter]] = {}
         self._requests: dict[PartitionLog, int] = {}
         self._in_flight: set[PartitionLog] = set()
         self._work = trio.Event()
         self._on_flushed = on_flushed
-        self._threads = threads
-        # flusher threads take plans from `_plans` and put them, executed, on `_finished`
-        self._plans: queue.SimpleQueue[_Flush | None] = queue.SimpleQueue()
-        self._finished: collections.deque[_Flush] = collections.deque()
-        self._round_size = (
-            0  # flushes in the round in flight: the thread that finishes the last one wakes the task
-        )
-        self._token: trio.lowlevel.TrioToken | None = None
+        self.fsyncer = fsyncer or Fsyncer()
         # Flushes done so far (one log each): lets tests (and metrics) see how many produces shared one.
         self.rounds = 0
         self.fsync_seconds = LatencyHistogram()
@@ -123,37 +112,57 @@ class GroupCommitter:
             raise waiter.error
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        self._token = trio.lowlevel.current_trio_token()
-        threads = [
-            threading.Thread(target=self._flusher_thread, name=f"kbroker-flusher-{i}", daemon=True)
-            for i in range(self._threads)
-        ]
-        for thread in threads:
-            thread.start()
-        task_status.started()
-        try:
-            while True:
-                await self._work.wait()
-                self._work = trio.Event()
-                self._settle_finished()
-                self._start_flushes()
-        finally:
-            # A flush in flight must finish before its outcome is known (and its waiters answered); the plans'
-            # duplicated descriptors are closed by the flusher thread.
-            with trio.CancelScope(shield=True):
-                while self._in_flight:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.fsyncer.run)
+            task_status.started()
+            try:
+                while True:
                     await self._work.wait()
                     self._work = trio.Event()
-                    self._settle_finished()
-            for _ in threads:
-                self._plans.put(None)
+                    while True:
+                        flushes = self._begin_round()
+                        if not flushes:
+                            break
+                        # Not cancellable (execute_plans): a round's outcome must be known before it is settled.
+                        errors = await self.execute_plans([plan for _, plan in flushes])
+                        self._settle_round(flushes, errors)
+            finally:
+                nursery.cancel_scope.cancel()
 
-    def _start_flushes(self) -> None:
-        """Once the last round's flushes have all ended, start the next round: hand a plan to the flusher threads
-        for every log that needs one."""
+    async def execute_plans(self, plans: list[FlushPlan]) -> list[BaseException | None]:
+        """Run flush plans: every data file's fsync at once, then, in a worker thread, what the plans that rolled
+        a segment have left (indexes, the directory); each plan's error, or None. The plans' descriptors are
+        closed. Not cancellable: the outcome must be known (a failed plan takes its log offline)."""
+        started = time.perf_counter()
+        fds: list[int] = []
+        owners: list[int] = []
+        for index, plan in enumerate(plans):
+            fds += plan.data_fds
+            owners += [index] * len(plan.data_fds)
+        errors: list[BaseException | None] = [None] * len(plans)
+        try:
+            for owner, failed in zip(owners, await self.fsyncer.fsync_all(fds), strict=True):
+                if failed is not None and errors[owner] is None:
+                    errors[owner] = failed
+            rest = [i for i, plan in enumerate(plans) if errors[i] is None and plan.needs_finish]
+            if rest:
+                with trio.CancelScope(shield=True):
+                    finished = await trio.to_thread.run_sync(_finish_each, [plans[i] for i in rest])
+                for i, finish_error in zip(rest, finished, strict=True):
+                    errors[i] = finish_error
+        finally:
+            for plan in plans:
+                plan.close()
+        seconds = time.perf_counter() - started
+        for _ in plans:
+            self.fsync_seconds.observe(seconds)
+        return errors
+
+    def _begin_round(self) -> list[tuple[PartitionLog, FlushPlan]]:
+        """A plan for every log that needs a flush now (none while a round is in flight)."""
         if self._in_flight:
-            return
-        flushes: list[_Flush] = []
+            return []
+        flushes: list[tuple[PartitionLog, FlushPlan]] = []
         for log in [*self._waiters, *self._requests]:
             if log in self._in_flight:
                 continue
@@ -170,52 +179,21 @@ class GroupCommitter:
                     self._on_flushed(log)
                 continue
             self._in_flight.add(log)
-            flushes.append(_Flush(log, plan))
-        self._round_size = len(flushes)
-        for flush in flushes:
-            self._plans.put(flush)
+            flushes.append((log, plan))
+        return flushes
 
-    def _flusher_thread(self) -> None:
-        """A flusher thread: execute plans until told to stop (None)."""
-        plans, finished = self._plans, self._finished
-        while (flush := plans.get()) is not None:
-            started = time.perf_counter()
-            try:
-                flush.plan.execute()
-            except BaseException as e:  # handed to the trio thread, which takes the log offline
-                flush.error = e
-            flush.seconds = time.perf_counter() - started
-            finished.append(flush)
-            # The round's fsyncs end together (they share the journal commit), and a produce usually waits for
-            # several of its logs: one wake-up per round, from whichever thread finds the round complete (no one
-            # takes from `finished` before that wake-up, so the last to append always does; two may: harmless).
-            if len(finished) == self._round_size:
-                assert self._token is not None
-                try:
-                    self._token.run_sync_soon(self._wake)
-                except trio.RunFinishedError:
-                    return
-
-    def _wake(self) -> None:
-        # On the trio thread: the task may have replaced the event since the flusher thread asked.
-        self._work.set()
-
-    def _settle_finished(self) -> None:
-        if len(self._finished) < self._round_size:
-            return
-        self._round_size = 0
-        while self._finished:
-            flush = self._finished.popleft()
-            log = flush.log
+    def _settle_round(
+        self, flushes: list[tuple[PartitionLog, FlushPlan]], errors: list[BaseException | None]
+    ) -> None:
+        for (log, plan), error in zip(flushes, errors, strict=True):
             self._in_flight.discard(log)
             self.rounds += 1
-            self.fsync_seconds.observe(flush.seconds)
-            if flush.error is not None:
-                error = log.fail_flush(flush.error)
+            if error is not None:
+                failure = log.fail_flush(error)
                 self._requests.pop(log, None)
-                self._fail(self._waiters.pop(log, []), error)
+                self._fail(self._waiters.pop(log, []), failure)
             else:
-                log.end_flush(flush.plan)
+                log.end_flush(plan)
                 self._settle(log)
             if self._on_flushed is not None:
                 self._on_flushed(log)

@@ -100,15 +100,29 @@ class FlushPlan:
         try:
             for fd in self.data_fds:
                 os.fsync(fd)
-            wrote_indexes = False
-            for segment, generation in self.sealed:
-                wrote_indexes |= segment.persist_indexes(generation)
-            if self.sync_directory or wrote_indexes:
-                fsync_directory(self.directory)
+            self.finish()
         finally:
-            for fd in self.data_fds:
-                os.close(fd)
-            self.data_fds = []
+            self.close()
+
+    @property
+    def needs_finish(self) -> bool:
+        """Whether there is more to do than the data's fsyncs (a segment was rolled: its indexes, the directory)."""
+        return bool(self.sealed) or self.sync_directory
+
+    def finish(self) -> None:
+        """After the data's fsyncs (`data_fds`, done by the caller): the sealed segments' indexes, then the
+        directory's fsync. Raises OSError."""
+        wrote_indexes = False
+        for segment, generation in self.sealed:
+            wrote_indexes |= segment.persist_indexes(generation)
+        if self.sync_directory or wrote_indexes:
+            fsync_directory(self.directory)
+
+    def close(self) -> None:
+        """Close the duplicated descriptors (once their fsyncs are over)."""
+        for fd in self.data_fds:
+            os.close(fd)
+        self.data_fds = []
 
 
 class MoveCount:

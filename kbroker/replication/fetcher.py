@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,7 +43,6 @@ from kbroker.replication.fetch_session_handler import FetchSessionHandler
 from kbroker.replication.partition import Partition
 from kbroker.replication.purgatory import PartitionListener
 from kbroker.replication.throttle import ReplicationQuota
-from kbroker.stats import LatencyHistogram
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
 from protocol.messages.fetch_response import FetchResponse, PartitionData
@@ -77,20 +75,23 @@ def error_name(code: int) -> str:
         return f"error {code}"
 
 
-def _execute_plans(plans: list[FlushPlan], fsync_seconds: LatencyHistogram) -> list[BaseException | None]:
-    """Worker thread: run every flush plan, each one's error collected rather than stopping at the first; each
-    one's time goes into the broker's fsync histogram (LogFlushRateAndTimeMs counts a follower's fsyncs too)."""
-    errors: list[BaseException | None] = []
-    for plan in plans:
-        started = time.perf_counter()
-        try:
-            plan.execute()
-        except Exception as exc:
-            errors.append(exc)
-        else:
-            errors.append(None)
-        fsync_seconds.observe(time.perf_counter() - started)
-    return errors
+PlanExecutor = Callable[[list[FlushPlan]], Awaitable[list[BaseException | None]]]
+"""Runs flush plans, each one's error or None (GroupCommitter.execute_plans)."""
+
+
+async def _execute_in_thread(plans: list[FlushPlan]) -> list[BaseException | None]:
+    def execute() -> list[BaseException | None]:
+        errors: list[BaseException | None] = []
+        for plan in plans:
+            try:
+                plan.execute()
+            except Exception as exc:
+                errors.append(exc)
+            else:
+                errors.append(None)
+        return errors
+
+    return await trio.to_thread.run_sync(execute)
 
 
 # ---- the truncation rule (pure) ------------------------------------------------------------------------------
@@ -183,7 +184,7 @@ class ReplicaFetcher:
         clock: Clock,
         connect: Connector = plaintext_connector,
         quota: ReplicationQuota | None = None,
-        fsync_seconds: LatencyHistogram | None = None,
+        execute_plans: PlanExecutor = _execute_in_thread,
         listeners: PartitionListeners | None = None,
     ) -> None:
         self.node_id = node_id
@@ -195,7 +196,7 @@ class ReplicaFetcher:
         self._fetch_max_bytes = fetch_max_bytes
         self._clock = clock
         self._quota = quota or ReplicationQuota()
-        self._fsync_seconds = fsync_seconds if fsync_seconds is not None else LatencyHistogram()
+        self._execute_plans = execute_plans
         self._listeners = listeners
         self._changed = trio.Event()
         self._session: FetchSessionHandler[TopicPartition] = FetchSessionHandler()
@@ -529,13 +530,14 @@ class ReplicaFetcher:
         return appended
 
     async def _make_durable(self, logs: list[PartitionLog]) -> None:
-        """fsync every log this round appended to, in a worker thread, before the next fetch tells the leader they
-        have it. Not through the broker's group committer: its round in flight (the fsyncs of the produces this node
-        leads) would make the whole replication round wait for it and then for one more round; two flushes of one
-        log at once are safe (FlushPlan). A disk error takes the log offline, as in the committer: the next fetch
-        reports whatever the log holds then. A plan holds duplicated descriptors until it has run, so a round that
-        touched thousands of partitions (a node catching up on every partition) is flushed FLUSH_CHUNK logs at a
-        time rather than duplicating a descriptor per log at once."""
+        """fsync every log this round appended to before the next fetch tells the leader they have it: all at once,
+        through the broker's group committer's machinery (`execute_plans`: Linux asynchronous fsyncs), but not in
+        its rounds: its round in flight (the fsyncs of the produces this node leads) would make the whole
+        replication round wait for it and then for one more round; two flushes of one log at once are safe
+        (FlushPlan). A disk error takes the log offline, as in the committer: the next fetch reports whatever the
+        log holds then. A plan holds duplicated descriptors until it has run, so a round that touched thousands of
+        partitions (a node catching up on every partition) is flushed FLUSH_CHUNK logs at a time rather than
+        duplicating a descriptor per log at once."""
         for start in range(0, len(logs), FLUSH_CHUNK):
             plans: list[tuple[PartitionLog, FlushPlan]] = []
             for plog in logs[start : start + FLUSH_CHUNK]:
@@ -545,10 +547,8 @@ class ReplicaFetcher:
                     log.info("fsync of %s: %s", plog.name, exc)
             if not plans:
                 continue
-            # Not cancellable: the plans' descriptors are closed by the worker, and the outcome must be known.
-            errors = await trio.to_thread.run_sync(
-                _execute_plans, [plan for _, plan in plans], self._fsync_seconds
-            )
+            # Not cancellable: the plans' descriptors are closed once they ran, and the outcome must be known.
+            errors = await self._execute_plans([plan for _, plan in plans])
             for (plog, plan), error in zip(plans, errors, strict=True):
                 if error is None:
                     plog.end_flush(plan)

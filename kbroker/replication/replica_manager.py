@@ -545,7 +545,7 @@ class ReplicaManager:
             clock=self.clock,
             connect=self._connect,
             quota=self.follower_quota,
-            fsync_seconds=self.committer.fsync_seconds,
+            execute_plans=self.committer.execute_plans,
             listeners=self.purgatory,
         )
         task = _FetcherTask(fetcher, trio.CancelScope())

@@ -1,0 +1,82 @@
+"""kbroker/log/fsyncer.py: fsyncs through Linux asynchronous I/O, and the worker-thread fallback."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import trio
+
+from kbroker.log.fsyncer import Fsyncer
+
+pytestmark = pytest.mark.timeout(30)
+
+
+@asynccontextmanager
+async def running(fsyncer: Fsyncer) -> AsyncIterator[Fsyncer]:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(fsyncer.run)
+        yield fsyncer
+        nursery.cancel_scope.cancel()
+
+
+def written_files(tmp_path: Path, count: int) -> list[int]:
+    fds = []
+    for i in range(count):
+        fd = os.open(tmp_path / f"f{i}", os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, b"x" * 4096)
+        fds.append(fd)
+    return fds
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("use_aio", [True, False], ids=["aio", "threads"])
+async def test_every_file_is_fsynced_even_beyond_the_context_size(tmp_path: Path, use_aio: bool) -> None:
+    fds = written_files(tmp_path, 20)
+    try:
+        async with running(Fsyncer(max_in_flight=4, use_aio=use_aio)) as fsyncer:
+            assert fsyncer.aio == use_aio  # Linux, with caio installed: the asynchronous path is really taken
+            with trio.fail_after(10):
+                errors = await fsyncer.fsync_all(fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert errors == [None] * 20
+
+
+@pytest.mark.trio
+async def test_a_descriptor_the_kernel_refuses_is_fsynced_in_a_thread_and_its_error_reported(
+    tmp_path: Path,
+) -> None:
+    """io_submit refuses an fsync the file cannot do (EINVAL): the fsync is made in a thread instead, and its own
+    error (a pipe cannot be fsynced either way) comes back for that descriptor alone."""
+    read_end, write_end = os.pipe()
+    (good,) = written_files(tmp_path, 1)
+    try:
+        async with running(Fsyncer()) as fsyncer:
+            with trio.fail_after(10):
+                errors = await fsyncer.fsync_all([good, read_end])
+    finally:
+        for fd in (read_end, write_end, good):
+            os.close(fd)
+    assert errors[0] is None
+    assert isinstance(errors[1], OSError)
+    assert errors[1].errno == errno.EINVAL
+
+
+@pytest.mark.trio
+async def test_fsyncs_asked_for_after_the_stop_run_in_threads(tmp_path: Path) -> None:
+    fsyncer = Fsyncer()
+    async with running(fsyncer):
+        assert fsyncer.aio
+    assert not fsyncer.aio  # its task ended: nothing would deliver an asynchronous fsync's completion
+    (fd,) = written_files(tmp_path, 1)
+    try:
+        with trio.fail_after(10):
+            assert await fsyncer.fsync_all([fd]) == [None]
+    finally:
+        os.close(fd)
