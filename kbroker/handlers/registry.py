@@ -72,9 +72,10 @@ class RequestContext:
     def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         """May this principal, from this address, do `operation` on the named resource? (Always, without an
         authorizer.)"""
-        return self.services.authorizer.authorize(
-            str(self.principal), self.client_ip, operation, resource_type, name
-        )
+        authorizer = self.services.authorizer
+        if not authorizer.enabled:
+            return True  # (without spelling out the principal and the address for each topic of each request)
+        return authorizer.authorize(str(self.principal), self.client_ip, operation, resource_type, name)
 
     def authorize_cluster(self, operation: AclOperation) -> bool:
         return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from kbroker.common import KafkaError, TopicPartition
@@ -205,7 +204,7 @@ class Partition:
         (NOT_ENOUGH_REPLICAS), as Kafka refuses before writing. See PartitionLog.append_as_leader for the rest."""
         self._check_append(required_acks)
         previous_end = self.log.log_end_offset
-        with self._waking_if_offline():
+        try:
             info = self.log.append_as_leader(
                 records,
                 self.leader_epoch,
@@ -214,6 +213,9 @@ class Partition:
                 verification_required=verification_required,
                 verification_guard=verification_guard,
             )
+        except KafkaError:
+            self._woken_if_offline()
+            raise
         if not info.duplicate:
             self._appended(previous_end)
         return info
@@ -224,10 +226,13 @@ class Partition:
         """WriteTxnMarkers: end the producer's transaction here, as leader (written with acks=-1, as Kafka)."""
         self._check_append(-1)
         previous_end = self.log.log_end_offset
-        with self._waking_if_offline():
+        try:
             info = self.log.append_end_txn_marker(
                 producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch, now_ms
             )
+        except KafkaError:
+            self._woken_if_offline()
+            raise
         self._appended(previous_end)
         return info
 
@@ -253,15 +258,11 @@ class Partition:
                     f"({min_isr})",
                 )
 
-    @contextmanager
-    def _waking_if_offline(self) -> Iterator[None]:
-        """A disk error taking the log offline changes every fetch's answer (KAFKA_STORAGE_ERROR): wake it."""
-        try:
-            yield
-        except KafkaError:
-            if self.log.offline:
-                self._on_progress(self.tp)
-            raise
+    def _woken_if_offline(self) -> None:
+        """After an append refused: a disk error that took the log offline changes every fetch's answer
+        (KAFKA_STORAGE_ERROR): wake it."""
+        if self.log.offline:
+            self._on_progress(self.tp)
 
     def _appended(self, previous_end: int) -> None:
         # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
