@@ -299,17 +299,21 @@ def _materialized(frame: SplicedFrame) -> list[bytes | memoryview]:
 
 async def _write_all(sock: trio.socket.SocketType, data: memoryview) -> None:
     """Write all of `data` to a plain TCP socket, waiting (trio) only when it is full."""
-    fd = sock.fileno()
+    await _write_fully(sock, data)
+    await trio.lowlevel.checkpoint()
+
+
+async def _write_fully(sock: trio.socket.SocketType, data: memoryview) -> None:
+    """`os.write` until all of `data` is out; trio's wait only when the socket is full (no checkpoint otherwise)."""
     while data:
         try:
-            sent = os.write(fd, data)
+            sent = os.write(sock.fileno(), data)
         except BlockingIOError:
             await trio.lowlevel.wait_writable(sock)
             continue
         except OSError as exc:  # the peer is gone
             raise trio.BrokenResourceError from exc
         data = data[sent:]
-    await trio.lowlevel.checkpoint()
 
 
 async def _send_spliced(sock: trio.socket.SocketType, frame: SplicedFrame) -> None:
@@ -319,15 +323,7 @@ async def _send_spliced(sock: trio.socket.SocketType, frame: SplicedFrame) -> No
     fd = sock.fileno()
     for part in frame.parts:
         if isinstance(part, memoryview):
-            while part:
-                try:
-                    sent = os.write(fd, part)
-                except BlockingIOError:
-                    await trio.lowlevel.wait_writable(sock)
-                    continue
-                except OSError as exc:  # the peer is gone
-                    raise trio.BrokenResourceError from exc
-                part = part[sent:]
+            await _write_fully(sock, part)
             continue
         assert isinstance(part, FileRecords)
         position, remaining = part.position, part.size
