@@ -448,10 +448,11 @@ def measured_cpu(target: Target) -> CpuSample | None:
 
 
 def produce_throughput(
-    target: Target, topic: str, n: int, value: bytes, acks: str, timeout: float
+    target: Target, topic: str, n: int, value: bytes, acks: str, timeout: float, *, warm_up: bool = False
 ) -> dict[str, Any]:
-    """One producer, n records, linger.ms=5, default batch sizes; wall time from the first produce() to flush(),
-    after one untimed record to each partition.
+    """One producer, n records, linger.ms=5, default batch sizes; wall time from the first produce() to flush()
+    (with `warm_up`, after one untimed record to each partition: the produce scenarios; a topic filled for reading
+    holds exactly n).
 
     Records go round-robin to the partitions (explicitly: librdkafka's sticky partitioner would put a whole fast run
     into one or two partitions, and the mock keeps only ~5 MiB per partition).
@@ -482,11 +483,12 @@ def produce_throughput(
     # replicas it matters: a follower's fetch in flight when the new topic appears is a long poll (up to
     # replica.fetch.wait.max.ms, 500 ms, in Kafka as in kbroker) that must end before its next fetch can list the
     # topic's partitions, and acks=all waits for that.
-    for partition in range(PARTITIONS):
-        producer.produce(topic, value, partition=partition)
-    if producer.flush(timeout) or state.failed:
-        raise BenchError(f"produce acks={acks} to {target.name}: the warm-up failed: {state.first_error}")
-    state.ok = 0
+    if warm_up:
+        for partition in range(PARTITIONS):
+            producer.produce(topic, value, partition=partition)
+        if producer.flush(timeout) or state.failed:
+            raise BenchError(f"produce acks={acks} to {target.name}: the warm-up failed: {state.first_error}")
+        state.ok = 0
     cpu0, gen0 = measured_cpu(target), own_cpu()
     t0 = time.perf_counter()
     produce = producer.produce
@@ -632,7 +634,7 @@ def produce_scenario(
 ) -> dict[str, Any]:
     target.create_topic(topic, PARTITIONS)
     try:
-        return produce_throughput(target, topic, n, value, acks, timeout)
+        return produce_throughput(target, topic, n, value, acks, timeout, warm_up=True)
     finally:
         target.delete_topic(topic)
 
