@@ -167,7 +167,13 @@ _DEFS = [
         "replica.lag.time.max.ms", "long", "30000", "A follower not caught up for this long leaves the ISR."
     ),
     ConfigDef("replica.fetch.wait.max.ms", "int", "500", "Follower fetch long-poll time."),
-    ConfigDef("replica.fetch.max.bytes", "int", "1048576", "Follower fetch size per partition."),
+    ConfigDef(
+        "replica.fetch.max.bytes",
+        "int",
+        "8388608",
+        "Follower fetch size per partition. 8 MiB where Kafka has 1 MiB: a kbroker follower fsyncs what each fetch "
+        "brought before its next fetch, so the more a round carries, the fewer fsyncs a backlog costs.",
+    ),
     ConfigDef(
         "max.incremental.fetch.session.cache.slots",
         "int",

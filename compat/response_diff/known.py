@@ -232,6 +232,13 @@ KNOWN: dict[str, Known] = {
             kafka=is_(None),
         ),
         Known(
+            "replica-fetch-default",
+            "replica.fetch.max.bytes defaults to 8 MiB (a follower fsyncs each fetch round); Kafka's to 1 MiB",
+            ("results[*].configs[replica.fetch.max.bytes].value",),
+            kbroker=is_("8388608"),
+            kafka=is_("1048576"),
+        ),
+        Known(
             "data-dir-default",
             "log.dir defaults to ./kbroker-data; Kafka's to /tmp/kafka-logs",
             ("results[*].configs[log.dir].value",),

@@ -363,6 +363,7 @@ DESCRIBE_CONFIGS = [
             "static-broker-configs",
             "data-dir-default",
             "flush-interval-default",
+            "replica-fetch-default",
             *DYNAMIC,
             "kafka-4-list-configs",
             "kafka-4-empty-list-defaults",

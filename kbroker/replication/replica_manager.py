@@ -73,7 +73,7 @@ class ReplicationSettings:
 
     replica_lag_time_max_ms: int = 30_000
     replica_fetch_wait_max_ms: int = 500
-    replica_fetch_max_bytes: int = 1_048_576
+    replica_fetch_max_bytes: int = 8 * 1024 * 1024
     log_retention_check_interval_ms: int = 300_000
     transaction_partition_verification_enable: bool = True
     log_flush_interval_ms: int = 1000
