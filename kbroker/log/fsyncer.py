@@ -97,9 +97,10 @@ class Fsyncer:
         return errors
 
     async def _submit_and_wait(self, fds: Sequence[int], errors: list[OSError | None]) -> list[int]:
-        """Submit an AIO fsync per descriptor and wait for them all; the indexes whose submission failed (to do
-        in a thread)."""
+        """Submit an AIO fsync per descriptor (as few io_submit calls as room allows) and wait for them all; the
+        indexes whose submission failed (to do in a thread)."""
         pending = 0
+        submitting = True
         done = trio.Event()
         refused: list[int] = []
 
@@ -112,28 +113,37 @@ class Fsyncer:
             self._in_flight -= 1
             self._room.set()
             self._room = trio.Event()
-            if not pending:
+            if not pending and not submitting:
                 done.set()
 
-        operations = []  # held until they end (the binding's callbacks refer to nothing else)
+        operations = []  # (index, operation) still to submit; the binding holds each submitted one until it ends
         for index, fd in enumerate(fds):
-            while self.aio and self._in_flight >= self._max_in_flight:
-                await self._room.wait()
-            if not self.aio:  # the broker is stopping: `run` no longer delivers completions
-                refused.append(index)
-                continue
             operation = linux_aio.Operation.fsync(fd)
             operation.set_callback(functools.partial(finished, index))
-            operations.append(operation)
+            operations.append((index, operation))
+        while operations:
+            while self.aio and self._in_flight >= self._max_in_flight:
+                await self._room.wait()  # (completions of this call's first operations may come meanwhile)
+            if not self.aio:  # the broker is stopping: `run` no longer delivers completions
+                refused += [index for index, _ in operations]
+                break
+            batch = operations[: self._max_in_flight - self._in_flight]
             try:
-                self._context.submit(operation)
+                # One io_submit for the batch: it queues a prefix, stopping at the first it cannot queue.
+                accepted = self._context.submit(*(operation for _, operation in batch))
             except (OSError, ValueError):
-                # Not submitted, so not done: EINVAL, a file system that does not take AIO fsync; anything else
-                # (the kernel short of AIO slots) is no verdict on the data either. A thread's fsync gives one.
-                refused.append(index)
+                accepted = 0
+            if not accepted:
+                # The first was not submitted, so not done: EINVAL, a file system that does not take AIO fsync;
+                # anything else (the kernel short of AIO slots) is no verdict on the data either. A thread's fsync
+                # gives one.
+                refused.append(batch[0][0])
+                operations = operations[1:]
                 continue
-            pending += 1
-            self._in_flight += 1
+            pending += accepted
+            self._in_flight += accepted
+            operations = operations[accepted:]
+        submitting = False
         if pending:
             await done.wait()
         return refused
