@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,13 +23,49 @@ class BrokerFailed(AssertionError):
     """The broker did not come up (or died); the message carries the tail of its log."""
 
 
+# Ports for servers a test starts are picked below the kernel's ephemeral range: an outgoing connection takes its
+# source port only from that range, so a port picked here stays free until the server binds it, however long its
+# start-up takes. (A port from bind(0) lies in the ephemeral range: during a JVM's start a parallel test's client
+# connection once took the port an Apache Kafka node was about to bind.) Each pytest-xdist worker draws from a slice
+# of its own, and a process never hands out the same port twice, so two servers being started never share one.
+_PICKABLE_LOW = 10_000
+_handed_out: set[int] = set()
+
+
+def _pickable_ports() -> range:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral_low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32_768
+    high = min(ephemeral_low, 65_536)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    width = (high - _PICKABLE_LOW) // max(count, 1)
+    if width < 100:
+        return range(0)
+    start = _PICKABLE_LOW + (index % count) * width
+    return range(start, start + width)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    # The kernel picks an unused port; there is a small window before the broker binds it, which is fine on a
-    # test machine (a clash shows up as a start failure with the broker's "address in use" in the message).
+    candidates = [port for port in _pickable_ports() if port not in _handed_out]
+    random.shuffle(candidates)
+    for port in candidates[:200]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue  # in use (or still in TIME_WAIT): another
+        _handed_out.add(port)
+        return port
+    # No room below the ephemeral range (an unusual ip_local_port_range): let the kernel pick, with the small
+    # window before the server binds (a clash shows up as its "address in use" in the start failure's message).
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
+        picked: int = probe.getsockname()[1]
+        return picked
 
 
 class BrokerProcess:

@@ -22,7 +22,8 @@ from kbroker.cluster.etcd import (
     prefix_range_end,
     value_is,
 )
-from tests.etcd_process import EtcdProcess, free_port, running_etcd
+from tests.broker_process import free_port
+from tests.etcd_process import EtcdProcess, running_etcd
 
 pytestmark = pytest.mark.timeout(60)
 
