@@ -1,9 +1,10 @@
 """docs/performance.md: kbroker, librdkafka's mock and Apache Kafka side by side, from one interleaved run.
 
     .venv/bin/python bench/performance.py --kbroker-rev HEAD --scale-json docs/performance-scale.json
-                                     # the full run: docs/performance.{md,json} and docs/performance/*.png; ~25 min
-                                     # on a quiet machine, then ~10 min for the 20 GiB cold read (--cold-read-gib 0
-                                     # leaves it out; it needs ~50 GiB free on /tmp, else it is skipped with a note)
+                                     # the full run: docs/performance.{md,json} and docs/performance/*.png; ~15 min
+                                     # on a quiet machine, the 20 GiB cold read and the cluster included
+                                     # (--cold-read-gib 0 leaves the cold read out; it needs ~50 GiB free on /tmp,
+                                     # else it is skipped with a note)
     .venv/bin/python bench/performance.py --from-json docs/performance.json --scale-json docs/performance-scale.json
                                      # redraw the page from the committed measurements
     .venv/bin/python bench/performance.py --quick                 # smoke check (one small round), into /tmp
