@@ -146,6 +146,19 @@ def send_per_kib(mib: int, source: Path | None) -> float:
 
 
 def write_per_kib(directory: Path, mib: int) -> float:
+    """Writing to the page cache: `mib` MiB to a new file."""
+    written, _ = _write_file(directory, mib)
+    return written / (mib * 1024) * 1e6
+
+
+def fsync_per_kib(directory: Path, mib: int) -> float:
+    """The writeback: one fsync of `mib` MiB just written."""
+    _, synced = _write_file(directory, mib)
+    return synced / (mib * 1024) * 1e6
+
+
+def _write_file(directory: Path, mib: int) -> tuple[float, float]:
+    """This thread's CPU seconds to write `mib` MiB to a new file, and then to fsync it."""
     path = directory / "floor-write"
     data = os.urandom(CHUNK)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -153,27 +166,13 @@ def write_per_kib(directory: Path, mib: int) -> float:
         started = thread_cpu()
         for _ in range(mib):
             os.write(fd, data)
-        spent = thread_cpu() - started
-    finally:
-        os.close(fd)
-        path.unlink()
-    return spent / (mib * 1024) * 1e6
-
-
-def fsync_per_kib(directory: Path, mib: int) -> float:
-    path = directory / "floor-fsync"
-    data = os.urandom(CHUNK)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        for _ in range(mib):
-            os.write(fd, data)
-        started = thread_cpu()
+        written = thread_cpu()
         os.fsync(fd)
-        spent = thread_cpu() - started
+        synced = thread_cpu()
     finally:
         os.close(fd)
         path.unlink()
-    return spent / (mib * 1024) * 1e6
+    return written - started, synced - written
 
 
 def crc_per_kib(mib: int) -> float:

@@ -218,27 +218,26 @@ class _Responses:
         self._room = trio.Event()
 
     async def submit(self, outgoing: Outgoing) -> None:
-        if self._fd >= 0 and not self._queue and not self._sending and type(outgoing) is SplicedFrame:
-            # A fetch's answer with file ranges, nothing before it: sent from here too (waiting for the socket if
-            # need be: what would come after it could not be sent before it anyway).
-            assert isinstance(outgoing, SplicedFrame)
-            self._sending = True
-            try:
-                await self._send(outgoing)
-            finally:
-                self._sending = False
-            return
-        if self._fd >= 0 and not self._queue and not self._sending and type(outgoing) in (bytearray, bytes):
-            assert isinstance(outgoing, bytearray | bytes)
-            try:
-                sent = os.write(self._fd, outgoing)
-            except BlockingIOError:
-                sent = 0
-            except OSError as exc:  # the peer is gone
-                raise trio.BrokenResourceError from exc
-            if sent == len(outgoing):
+        if self._fd >= 0 and not self._queue and not self._sending:
+            if isinstance(outgoing, SplicedFrame):
+                # A fetch's answer with file ranges: sent from here too, waiting for the socket if need be (what
+                # would come after it could not be sent before it anyway).
+                self._sending = True
+                try:
+                    await self._send(outgoing)
+                finally:
+                    self._sending = False
                 return
-            outgoing = bytes(memoryview(outgoing)[sent:])
+            if isinstance(outgoing, bytearray | bytes):
+                try:
+                    sent = os.write(self._fd, outgoing)
+                except BlockingIOError:
+                    sent = 0
+                except OSError as exc:  # the peer is gone
+                    raise trio.BrokenResourceError from exc
+                if sent == len(outgoing):
+                    return
+                outgoing = bytes(memoryview(outgoing)[sent:])  # the rest goes through the queue
         while len(self._queue) >= MAX_PENDING_RESPONSES:
             await self._room.wait()
         self._queue.append(outgoing)

@@ -79,21 +79,6 @@ PlanExecutor = Callable[[list[FlushPlan]], Awaitable[list[BaseException | None]]
 """Runs flush plans, each one's error or None (GroupCommitter.execute_plans)."""
 
 
-async def _execute_in_thread(plans: list[FlushPlan]) -> list[BaseException | None]:
-    def execute() -> list[BaseException | None]:
-        errors: list[BaseException | None] = []
-        for plan in plans:
-            try:
-                plan.execute()
-            except Exception as exc:
-                errors.append(exc)
-            else:
-                errors.append(None)
-        return errors
-
-    return await trio.to_thread.run_sync(execute)
-
-
 # ---- the truncation rule (pure) ------------------------------------------------------------------------------
 
 
@@ -182,9 +167,9 @@ class ReplicaFetcher:
         fetch_wait_max_ms: int,
         fetch_max_bytes: int,
         clock: Clock,
+        execute_plans: PlanExecutor,
         connect: Connector = plaintext_connector,
         quota: ReplicationQuota | None = None,
-        execute_plans: PlanExecutor = _execute_in_thread,
         listeners: PartitionListeners | None = None,
     ) -> None:
         self.node_id = node_id
