@@ -19,7 +19,10 @@ and Apache Kafka; not the mock, which keeps ~5 MiB per partition in memory):
 
 The fill needs N GiB free per target at once (checked first: N x 1.1 + 5 GiB beyond every other target's fill);
 the topics are deleted after the last round and go with the data directories anyway. Every round reads each target
-once, interleaved like the other scenarios.
+once, interleaved like the other scenarios, but in rounds of their own after all the other scenarios' rounds
+(`after_rounds`): the fill and the drops from the page cache free tens of GiB, which this virtual machine hands back
+to its host, and every page cache write after that pays to take the memory back (bench/common.py
+`memory_returned_kib`). Placed between rounds, that cost landed on the next round's produce runs.
 """
 
 from __future__ import annotations
@@ -129,6 +132,8 @@ def drop_from_cache(files: list[Path]) -> tuple[str, float | None]:
 
 class ColdRead:
     """bench/run.py's RoundScenario: fill once per target, then one cold read per round."""
+
+    after_rounds = True
 
     def __init__(self, gib: float, *, timeout: float) -> None:
         self.gib = gib

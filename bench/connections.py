@@ -393,6 +393,8 @@ def percentile(values: list[float], q: float) -> float | None:
 class ManyConnections:
     """bench/run.py's RoundScenario: one run of `connections` connections on every target but the mock."""
 
+    after_rounds = False
+
     def __init__(self, connections: int, seconds: float) -> None:
         if connections < 2 or connections % 2:
             raise BenchError(

@@ -85,6 +85,8 @@ def consume_records(size: int, quick: bool) -> int:
 class KafkaPerfTest:
     """bench/run.py's RoundScenario: per size, produce acks=1 and acks=all, then consume, each on every target."""
 
+    after_rounds = False
+
     def __init__(
         self, sizes: list[int], *, quick: bool, timeout: float, version: str = KAFKA_VERSION
     ) -> None:

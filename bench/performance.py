@@ -25,9 +25,10 @@ records/s of the record size, 10 s, the first 10% a warm-up. `--scale-json` adds
 The full run's record sizes are 100 B and 1 KiB (where the issue states its targets) and issue 12's seed classes
 (12 B, 140 B, 560 B, 1,120 B, 2,940 B, 11,760 B); the latency runs only at 100 B and 1 KiB; the topic read back
 three times a round. After the sizes, every round also runs (bench/README.md, "Scenarios of their own modules")
-Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test at 100 B and 1 KiB (bench/kafka_perf_test.py),
-1,000 concurrent connections producing and consuming (bench/connections.py) and a cold read of a 20 GiB backlog
-(bench/cold_read.py); each has its table in the page.
+Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test at 100 B and 1 KiB (bench/kafka_perf_test.py) and
+1,000 concurrent connections producing and consuming (bench/connections.py); a cold read of a 20 GiB backlog
+(bench/cold_read.py) has rounds of its own after all the others; each has its table in the page. Every
+measurement starts with an untimed sync(), so that none pays for the page writeback of the one before it.
 
 A measuring run also runs `bench/run.py --cluster --targets kbroker` (a 3-node kbroker cluster with a private etcd,
 topics with replication factor 3; `--no-cluster` skips it; its JSON goes to performance-cluster.json beside the
@@ -550,7 +551,8 @@ def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
         "",
         "Written by `bench/performance.py` (the measuring is `bench/run.py`'s: bench/README.md). kbroker, "
         "librdkafka's in-memory C mock cluster and Apache Kafka, measured in one run with the same confluent-kafka "
-        "loads, interleaved scenario by scenario (the order reversed every other round); medians over the rounds. "
+        "loads, interleaved scenario by scenario (the order reversed every other round; the cold read in rounds of its "
+        "own after the others; a sync() before every measurement); medians over the rounds. "
         "The machine has 2 cores and is shared with other work: every figure carries the load average.",
         "",
         f"Date: {m.get('date')}  ",

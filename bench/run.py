@@ -780,7 +780,8 @@ class Plan:
     # the latency runs only at these sizes (None: every size): the seed size classes would multiply their 10 s runs
     latency_sizes: list[int] | None = None
     # scenarios of their own modules (bench/kafka_perf_test.py, bench/connections.py, bench/cold_read.py), run
-    # after the sizes in every round, on the same targets in the same order
+    # after the sizes in every round, on the same targets in the same order; those with `after_rounds` (the cold
+    # read) in rounds of their own after all the others
     round_scenarios: list[RoundScenario] = field(default_factory=list)
 
 
@@ -790,6 +791,11 @@ Attempt = Callable[[str, int, "Target", Callable[[], dict[str, Any]]], None]
 
 
 class RoundScenario(Protocol):
+    # True: measured in rounds of its own once every other scenario's rounds are done, because it upsets the
+    # machine for what follows (the cold read writes N GiB and drops it from the page cache: the memory freed goes
+    # back to this virtual machine's host, and every page cache write after it pays to take it back)
+    after_rounds: bool
+
     def run_round(self, order: list[Target], attempt: Attempt) -> None:
         """Measure every target of `order` once, in that order, through `attempt`."""
 
@@ -820,6 +826,10 @@ def run(
             failures.append(f"{scenario} {size_label(size)}: {target.diagnostics()}")
             return
         label = f"{target.name:>10} {size_label(size):>6} {scenario:<20}"
+        # Every measurement starts with no dirty pages: the previous one's page cache writeback (hundreds of MB
+        # after a produce run) would otherwise compete with this one for the disk (an acks=all fsync waits behind
+        # it) and for the two cores (the kernel's flusher threads).
+        os.sync()
         returned_before = memory_returned_kib()
         try:
             r = fn()
@@ -852,6 +862,8 @@ def run(
         print(f"{label} {shown}", flush=True)
 
     current_round = 0
+    during = [extra for extra in plan.round_scenarios if not extra.after_rounds]
+    after = [extra for extra in plan.round_scenarios if extra.after_rounds]
     for rnd in range(plan.rounds):
         current_round = rnd
         order = targets if rnd % 2 == 0 else targets[::-1]
@@ -898,7 +910,16 @@ def run(
                             plan.latency_linger_ms,
                         )
                         attempt(latency_key(rate, acks), size, target, job)
-        for extra in plan.round_scenarios:
+        for extra in during:
+            extra.run_round(order, attempt)
+    for rnd in range(plan.rounds if after else 0):
+        current_round = rnd
+        order = targets if rnd % 2 == 0 else targets[::-1]
+        print(
+            f"--- {', '.join(type(extra).__name__ for extra in after)} round {rnd + 1}/{plan.rounds}",
+            flush=True,
+        )
+        for extra in after:
             extra.run_round(order, attempt)
     for extra in plan.round_scenarios:  # a target's data directory goes anyway when it stops
         extra.finish(targets)
