@@ -522,9 +522,10 @@ def produce_latency(
 ) -> dict[str, Any]:
     """Per-message latency from produce() to its delivery callback, at a fixed, moderate rate.
 
-    The schedule is open-loop (a late message is sent at once, not skipped). Messages produced in the first 10% of
-    the run are a warm-up and are not counted. librdkafka's statistics (every 500 ms) give the produce requests
-    per second and the most requests seen waiting for a response: when that grows, the broker is queueing.
+    The schedule is open-loop (a late message is sent at once, not skipped). One untimed record to each partition
+    comes first, and messages produced in the first 10% of the run are a warm-up and are not counted. librdkafka's
+    statistics (every 500 ms) give the produce requests per second and the most requests seen waiting for a
+    response: when that grows, the broker is queueing.
     """
     samples: list[tuple[float, float]] = []  # (sent at, latency)
     state = Deliveries()
@@ -559,6 +560,13 @@ def produce_latency(
         }
     )
     producer.list_topics(topic, timeout=10)
+    # One untimed record to each partition first, as in the produce runs (produce_throughput): on replicas, the
+    # followers' fetches in flight when the topic appeared hold its first records for up to replica.fetch.wait.max.ms
+    # (500 ms), and at acks=all the requests queued behind them spilled past the run's 10% warm-up.
+    for partition in range(PARTITIONS):
+        producer.produce(topic, value, partition=partition)
+    if producer.flush(60):
+        raise BenchError(f"latency run acks={acks} on {target.name}: the warm-up records were not delivered")
     producer.poll(0.6)  # one statistics report before the run: its request count is the baseline
     n = max(1, int(rate * seconds))
     interval = 1.0 / rate
