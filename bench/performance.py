@@ -358,7 +358,8 @@ def perf_test_section(f: Figures) -> list[str]:
         "JVM of its own, with the tools' client defaults besides `acks`: rec/s is the figure the tool prints (produce: "
         "first send to last acknowledgement; consume: `fetch.nMsg.sec`, the group join excluded); p99 is the "
         "producer tool's own; CPU µs/rec is the broker's CPU over the tool's run less its idle rate over the tool's "
-        "JVM start and exit. librdkafka's mock cannot serve the Java client (see the module's docstring).",
+        "JVM start and exit (for the consumer, over its whole session, the group join included; it reads ~100-200 MB "
+        "so that this is a small part). librdkafka's mock cannot serve the Java client (see the module's docstring).",
         "",
         "| record | scenario | "
         + " | ".join(f"{n} rec/s | {n} CPU µs/rec | {n} p99 ms" for n in targets)
