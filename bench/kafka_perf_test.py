@@ -48,7 +48,8 @@ from compat.kafka.tools import KafkaTools, UnknownTool
 KAFKA_VERSION = "3.9.2"
 PRODUCE = "perf-test produce acks={acks}"
 CONSUME = "perf-test consume"
-# full / quick: records per produce run and per topic read back, by size (other sizes: ~50 MB / ~14 MB, bounded)
+# full / quick: records per produce run and per topic read back, by size (other sizes: produce ~50 MB / ~5 MB,
+# read back ~200 MB / ~20 MB, bounded)
 PRODUCE_RECORDS = {100: 500_000, 1024: 100_000}
 PRODUCE_RECORDS_QUICK = {100: 50_000, 1024: 10_000}
 CONSUME_RECORDS = {100: 1_000_000, 1024: 200_000}  # ~1 s of fetching or more, against a session's fixed cost
