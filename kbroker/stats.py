@@ -82,6 +82,8 @@ class ReplicationStats:
     isr_expands: int = 0
     parked_produces: int = 0
     parked_fetches: int = 0
+    # of which followers' fetches of partitions (not the failure detector's empty probes, kbroker/cluster/)
+    parked_follower_fetches: int = 0
     topics: dict[str, TopicTraffic] = field(default_factory=dict)
 
     def topic(self, name: str) -> TopicTraffic:

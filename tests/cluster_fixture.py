@@ -120,6 +120,8 @@ class Cluster:
         self.etcd = etcd
         settings = {**base_overrides, **(overrides or {})}
         self.nodes: dict[int, ClusterNode] = {}
+        self.metrics: dict[int, str] = {}
+        """Each node's admin listener (base URL), once `serve_metrics` gave them one."""
         for node_id in range(1, size + 1):
             node = ClusterNode(
                 node_id,
@@ -157,6 +159,15 @@ class Cluster:
 
     def running(self) -> list[int]:
         return [i for i, node in self.nodes.items() if node.is_running()]
+
+    def serve_metrics(self) -> dict[int, str]:
+        """Give every node (before `start`) an admin listener; node id -> its base URL, for tests/test_metrics.py's
+        `scrape`."""
+        for node_id, node in self.nodes.items():
+            url = f"http://127.0.0.1:{free_port()}"
+            node.overrides["admin.listener"] = url
+            self.metrics[node_id] = url
+        return self.metrics
 
     # ---- processes ------------------------------------------------------------------------------------------
 
@@ -290,10 +301,14 @@ def running_cluster(
     *,
     overrides: Mapping[str, str] | None = None,
     request: pytest.FixtureRequest | None = None,
+    metrics: bool = False,
 ) -> Iterator[Cluster]:
-    """etcd plus `size` nodes, all started (skips the test if etcd is not installed); everything stopped on exit."""
+    """etcd plus `size` nodes, all started (skips the test if etcd is not installed); everything stopped on exit.
+    With `metrics`, every node serves its metrics (`Cluster.metrics`)."""
     with running_etcd() as etcd:
         cluster = Cluster(root, etcd, size, overrides, request)
+        if metrics:
+            cluster.serve_metrics()
         try:
             cluster.start()
             yield cluster

@@ -119,22 +119,12 @@ def test_incremental_fetch_long_polls_and_carries_what_changed(monitored: tuple[
     )
 
 
-def serve_metrics(cluster: Cluster) -> dict[int, str]:
-    """Give every node of `cluster` (not started yet) an admin listener; node id -> its metrics base URL."""
-    metrics = {}
-    for node_id, node in cluster.nodes.items():
-        url = f"http://127.0.0.1:{free_port()}"
-        node.overrides["admin.listener"] = url
-        metrics[node_id] = url
-    return metrics
-
-
 def test_followers_fetch_incrementally(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Our own followers (kbroker/replication/fetcher.py) keep a fetch session with each leader: after the first,
     full fetch, every fetch is incremental, listing only the partitions whose position moved."""
     with running_etcd() as etcd:
         cluster = Cluster(tmp_path, etcd, 2, request=request)
-        metrics = serve_metrics(cluster)
+        metrics = cluster.serve_metrics()
         try:
             cluster.start()
             topic = "followed"
@@ -257,7 +247,7 @@ def test_follower_sessions_read_only_what_moved(tmp_path: Path, request: pytest.
     fetch moved, with no new records), and both followers learn the final high watermark."""
     with running_etcd() as etcd:
         cluster = Cluster(tmp_path, etcd, 3, request=request)
-        metrics = serve_metrics(cluster)
+        metrics = cluster.serve_metrics()
         try:
             cluster.start()
             topic = "settled"

@@ -56,15 +56,25 @@ from protocol.messages.produce_request import PartitionProduceData, ProduceReque
 from protocol.messages.produce_response import ProduceResponse
 from protocol.records import Record, build_batch, iter_batches
 from tests.cluster_fixture import Cluster, running_cluster
+from tests.test_groups_support import wait_for
+from tests.test_metrics import scrape, value
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parent.parent
+PARKED_FOLLOWER_FETCHES = "kafka_server_delayedoperationpurgatory_followerfetches"
 
 
 @pytest.fixture
 def cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Cluster]:
     with running_cluster(tmp_path, request=request) as c:
+        yield c
+
+
+@pytest.fixture
+def monitored_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """A cluster whose nodes serve their metrics (`Cluster.metrics`)."""
+    with running_cluster(tmp_path, request=request, metrics=True) as c:
         yield c
 
 
@@ -482,7 +492,8 @@ def test_leader_kill_fails_over_without_losing_acknowledged_records(cluster: Clu
     assert topics_command(cluster, "--describe", "--under-replicated-partitions") == ""
 
 
-def test_returning_leader_truncates_its_divergent_tail(cluster: Cluster) -> None:
+def test_returning_leader_truncates_its_divergent_tail(monitored_cluster: Cluster) -> None:
+    cluster = monitored_cluster
     cluster.create_topic("ledger", partitions=1, replication_factor=3)
     state = cluster.partition("ledger", 0)
     old_leader = state.leader
@@ -493,12 +504,16 @@ def test_returning_leader_truncates_its_divergent_tail(cluster: Cluster) -> None
             == ErrorCode.NONE
         )
 
-    # Freeze the followers long enough for their pending fetches to time out (replica.fetch.wait.max.ms), so
-    # nothing reaches them; then the leader takes acks=1 writes only it will ever have, and dies.
+    # Freeze the followers and wait until the fetches they had parked on the leader have timed out
+    # (replica.fetch.wait.max.ms) and been answered, so nothing written from then on reaches them; then the leader
+    # takes acks=1 writes only it will ever have, and dies.
     for f in followers:
         cluster.pause(f)
     try:
-        time.sleep(0.8)
+        wait_for(
+            "the paused followers' fetches parked on the leader to be answered",
+            lambda: value(scrape(cluster.metrics[old_leader]), PARKED_FOLLOWER_FETCHES) == 0 or None,
+        )
         for i in range(3):
             assert (
                 raw_produce(cluster, old_leader, "ledger", 0, [f"lost-{i}".encode()], acks=1)

@@ -140,6 +140,11 @@ class BrokerCollector(Collector):
         purgatory.add_metric(["Fetch"], stats.parked_fetches)
         yield purgatory
         yield GaugeMetricFamily(
+            "kafka_server_delayedoperationpurgatory_followerfetches",
+            "Of the waiting fetches, followers' fetches of partitions (the failure detector's probes are not).",
+            value=stats.parked_follower_fetches,
+        )
+        yield GaugeMetricFamily(
             "kafka_server_replicamanager_leadercount", "Partitions this broker leads.", value=leaders
         )
         yield GaugeMetricFamily(

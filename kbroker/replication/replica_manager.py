@@ -767,13 +767,16 @@ class ReplicaManager:
         if total >= max(params.min_bytes, 1) or params.max_wait_ms <= 0 or any(r.error for r in reads):
             return reads
         deadline = trio.current_time() + params.max_wait_ms / 1000
+        follower = 1 if params.replica_id >= 0 and params.partitions else 0
         self.stats.parked_fetches += 1
+        self.stats.parked_follower_fetches += follower
         try:
             _, moved = await self.purgatory.park(
                 [p.tp for p in params.partitions], lambda: self._fetch_ready(params), deadline
             )
         finally:
             self.stats.parked_fetches -= 1
+            self.stats.parked_follower_fetches -= follower
         if not moved and (params.replica_id < 0 or self.leader_quota.unlimited):
             # Nothing it asks for moved while it waited (every change wakes the purgatory): the first read is the
             # answer. An idle follower's long poll then reads its partitions once per round, not twice. (A throttled
@@ -795,7 +798,9 @@ class ReplicaManager:
         if total >= max(params.min_bytes, 1) or params.max_wait_ms <= 0 or any(r.error for r in reads):
             return first, reads
         deadline = trio.current_time() + params.max_wait_ms / 1000
+        follower = 1 if params.replica_id >= 0 else 0
         self.stats.parked_fetches += 1
+        self.stats.parked_follower_fetches += follower
         try:
             with trio.move_on_at(deadline):
                 last = seen
@@ -807,6 +812,7 @@ class ReplicaManager:
                         break
         finally:
             self.stats.parked_fetches -= 1
+            self.stats.parked_follower_fetches -= follower
         if session.changes == seen and (params.replica_id < 0 or self.leader_quota.unlimited):
             # No wake of the session since the first read (as in fetch_messages): that read is the answer.
             return first, reads
