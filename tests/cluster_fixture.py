@@ -26,8 +26,9 @@ Use it from a test module::
 API (see each method): `etcd_url`, `bootstrap` (every node) and `live_bootstrap` (running nodes), `node(i)`,
 `start_node(i)`, `kill(i)`, `terminate(i)`, `restart(i)`, `pause(i)` / `resume(i)` (SIGSTOP / SIGCONT),
 `running()`, `describe()` (a Metadata request with our own codec), `partition(topic, p)`, `create_topic(...)`,
-`wait_for_leader(topic, p, other_than=X)`, `wait_for_isr(topic, p, size=N)`, `wait_until(predicate)`. On a test
-failure every node's log tail is attached to the report (when `request` is passed).
+`wait_for_leader(topic, p, other_than=X)`, `wait_for_isr(topic, p, size=N)`, `wait_until(predicate)`,
+`serve_metrics()` before the start (then `metrics[i]`, each node's admin listener; `running_cluster(metrics=True)`).
+On a test failure every node's log tail is attached to the report (when `request` is passed).
 """
 
 from __future__ import annotations
