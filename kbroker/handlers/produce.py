@@ -157,9 +157,12 @@ async def handle(
         _answer(response, result)
 
     if req.acks == -1 and results:
+        # The wait must not hold on to `req`: its records are views of the request's buffer (~1 MiB from most
+        # clients), and a connection keeps up to MAX_PENDING_RESPONSES of these waits at once.
+        timeout_ms = req.timeout_ms
 
         async def acknowledged() -> ProduceResponse:
-            await services.replicas.wait_for_acks(results, req.timeout_ms)
+            await services.replicas.wait_for_acks(results, timeout_ms)
             for response, result in zip(answered, results, strict=True):
                 _answer(response, result)
             return _response(ctx, responses)
