@@ -14,8 +14,8 @@ request costs a loopback round trip. Each step is measured here alone, in this p
 - send, sendfile: sending 1 MiB chunks to a child that reads them, from memory (send) or from a file in the page
   cache (sendfile, as kbroker and Kafka serve fetches of 32 KiB or more). On loopback the sender's CPU includes the
   TCP receive processing of the other end (softirq work done in the sending thread), so neither is free;
-- write: appending 1 MiB chunks to a new file in --data-dir (the page cache; the machine's memory already touched
-  once, see `prefault_memory` in bench/common.py);
+- write: appending 1 MiB chunks to a new file in --data-dir (the page cache, on pages the machine holds: the same
+  amount is written and deleted first, see `reuse_page_cache` in bench/common.py);
 - fsync: the fsync of 64 MiB just written that way, in this thread (the page writeback; kbroker submits its fsyncs
   as Linux asynchronous I/O, so the kernel's workers pay it, outside the broker's CPU figure, as the kernel's
   flusher threads pay it for Kafka, which does not fsync by default);
@@ -41,6 +41,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crc32c import crc32c
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.common import reuse_page_cache  # noqa: E402
 
 MIB = 1024 * 1024
 CHUNK = MIB
@@ -161,6 +167,7 @@ def _write_file(directory: Path, mib: int) -> tuple[float, float]:
     """This thread's CPU seconds to write `mib` MiB to a new file, and then to fsync it."""
     path = directory / "floor-write"
     data = os.urandom(CHUNK)
+    reuse_page_cache(mib * MIB, str(directory))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         started = thread_cpu()

@@ -37,6 +37,8 @@ from bench.common import (  # noqa: E402
     cpu_delta,
     kbroker_sources,
     load_average,
+    produce_bytes,
+    reuse_page_cache,
     sample_cpu,
     working_tree,
 )
@@ -130,6 +132,8 @@ def measure(args: argparse.Namespace, source: KBrokerSource, py_spy: str | None,
                 stderr=subprocess.PIPE,
             )  # fmt: skip
             time.sleep(1.0)  # py-spy attached
+        if args.scenario == "produce":
+            reuse_page_cache(produce_bytes(records, args.size))  # as bench/run.py does before a produce run
         cpu0 = sample_cpu(broker.pid)
         started = time.perf_counter()
         if args.scenario == "produce":
