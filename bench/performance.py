@@ -28,7 +28,9 @@ three times a round. After the sizes, every round also runs (bench/README.md, "S
 Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test at 100 B and 1 KiB (bench/kafka_perf_test.py) and
 1,000 concurrent connections producing and consuming (bench/connections.py); a cold read of a 20 GiB backlog
 (bench/cold_read.py) has rounds of its own after all the others; each has its table in the page. Every
-measurement starts with an untimed sync(), so that none pays for the page writeback of the one before it.
+measurement starts with an untimed sync(), so that none pays for the page writeback of the one before it, and
+every timed produce run with an untimed write and delete of as much page cache as it will write, so that its page
+cache lands on memory the machine holds (bench/README.md, "Memory the virtual machine hands back").
 
 A measuring run also runs `bench/run.py --cluster --targets kbroker` (a 3-node kbroker cluster with a private etcd,
 topics with replication factor 3; `--no-cluster` skips it; its JSON goes to performance-cluster.json beside the
@@ -213,8 +215,8 @@ def floor_section(f: Figures) -> list[str]:
         "per-KiB steps times its size (value + ~9 B of record overhead); the per-request round trip comes on top. "
         "Memory this virtual machine handed back to its host during the run: "
         f"{f.meta.get('returned', 'n/a')} (a page cache write to such memory costs ~2 µs per KiB instead of the "
-        "write row's figure: "
-        "bench/common.py `memory_returned_kib`).",
+        "write row's figure: bench/common.py `memory_returned_kib`; the produce runs and the write row are warmed "
+        "against it: `reuse_page_cache`).",
         "",
         bench_floor.table(f.floor),
         "",
@@ -553,7 +555,9 @@ def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
         "Written by `bench/performance.py` (the measuring is `bench/run.py`'s: bench/README.md). kbroker, "
         "librdkafka's in-memory C mock cluster and Apache Kafka, measured in one run with the same confluent-kafka "
         "loads, interleaved scenario by scenario (the order reversed every other round; the cold read in rounds of its "
-        "own after the others; a sync() before every measurement); medians over the rounds. "
+        "own after the others; a sync() before every measurement; before every timed produce run, as much page "
+        "cache as it will write written and deleted, so that it lands on memory the machine holds); medians over "
+        "the rounds. "
         "The machine has 2 cores and is shared with other work: every figure carries the load average.",
         "",
         f"Date: {m.get('date')}  ",
