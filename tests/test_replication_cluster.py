@@ -7,13 +7,16 @@ NOT_LEADER_OR_FOLLOWER and stale / newer epochs with FENCED_LEADER_EPOCH / UNKNO
 (NOT_ENOUGH_REPLICAS before appending); kill -9 of a leader (a new leader from the ISR with a bumped epoch, clients
 move, nothing acknowledged with acks=all is lost); a returning node that truncates a divergent tail
 (OffsetForLeaderEpoch), catches up and rejoins the ISR, with `kbroker topics --under-replicated-partitions` listing
-its partitions meanwhile; the Java consumer validating its position (OffsetForLeaderEpoch) across a leader change.
+its partitions meanwhile; the Java consumer validating its position (OffsetForLeaderEpoch) across a leader change;
+pipelined acks=all produces waiting for stopped followers without the leader keeping their request buffers.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -35,9 +38,13 @@ from kbroker.replication.client import (
     FETCH_VERSION,
     OFFSET_FOR_LEADER_EPOCH_VERSION,
     SyncBrokerClient,
+    decode_response,
+    encode_request,
     parse_host_port,
 )
 from protocol.errors import ErrorCode
+from protocol.framing import NEED_DATA, FrameDecoder
+from protocol.messages import ApiKey
 from protocol.messages.describe_cluster_request import DescribeClusterRequest
 from protocol.messages.describe_cluster_response import DescribeClusterResponse
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
@@ -63,6 +70,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parent.parent
 PARKED_FOLLOWER_FETCHES = "kafka_server_delayedoperationpurgatory_followerfetches"
+LOG_END_OFFSET = "kafka_log_log_logendoffset"
+PURGATORY_SIZE = "kafka_server_delayedoperationpurgatory_purgatorysize"
 
 
 @pytest.fixture
@@ -546,6 +555,94 @@ def test_returning_leader_truncates_its_divergent_tail(monitored_cluster: Cluste
     logs = {i: read_log(cluster.node(i).data_dir, "ledger", 0) for i in (1, 2, 3)}
     assert logs[1] == logs[2] == logs[3]
     assert [offset for offset, _ in logs[1]] == list(range(9))
+
+
+HELD_REQUESTS = 32
+HELD_BATCH_BYTES = 900 * 1024
+
+
+def resident_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
+def test_acks_all_produces_waiting_for_followers_do_not_keep_their_request_buffers(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Pipelined acks=-1 produces of ~1 MiB wait for two stopped followers: the leader has written each batch
+    already, so what it keeps per waiting request must not be the request's buffer (a connection may have 64 such
+    waits, and librdkafka pipelines without limit). Then the followers come back, every produce is acknowledged in
+    order, and every byte reads back."""
+    overrides = {
+        # The stopped followers must neither leave the ISR nor lose their etcd session while the requests wait.
+        "replica.lag.time.max.ms": "120000",
+        "broker.session.timeout.ms": "120000",
+    }
+    with running_cluster(tmp_path, request=request, metrics=True, overrides=overrides) as cluster:
+        cluster.create_topic("held", partitions=1, replication_factor=3)
+        state = cluster.partition("held", 0)
+        leader = state.leader
+        followers = [r for r in state.replicas if r != leader]
+        cluster.wait_for_isr("held", 0, size=3)
+        values = [os.urandom(HELD_BATCH_BYTES) for _ in range(HELD_REQUESTS)]
+        host, port = parse_host_port(cluster.node(leader).bootstrap)
+        with socket.create_connection((host, port), timeout=60) as sock:
+            for f in followers:
+                cluster.pause(f)
+            try:
+                before = resident_kib(cluster.node(leader).pid)
+                for correlation_id, v in enumerate(values, start=1):
+                    batch = build_batch(
+                        [Record(offset=0, timestamp=int(time.time() * 1000), key=None, value=v)]
+                    )
+                    produce = ProduceRequest(
+                        acks=-1,
+                        timeout_ms=120000,
+                        topic_data=[
+                            TopicProduceData(
+                                name="held",
+                                partition_data=[PartitionProduceData(index=0, records=bytes(batch))],
+                            )
+                        ],
+                    )
+                    sock.sendall(encode_request(produce, 9, correlation_id, "held-test"))
+                # Every batch is in the leader's log (its log end offset) ...
+                wait_for(
+                    "every batch to be appended by the leader",
+                    lambda: (
+                        value(scrape(cluster.metrics[leader]), LOG_END_OFFSET, topic="held", partition="0")
+                        == HELD_REQUESTS
+                        or None
+                    ),
+                )
+                grown_kib = resident_kib(cluster.node(leader).pid) - before
+                # ... and they are still waiting: the premise of the measurement.
+                samples = scrape(cluster.metrics[leader])
+                assert value(samples, PURGATORY_SIZE, delayedOperation="Produce") >= 1
+            finally:
+                for f in followers:
+                    cluster.resume(f)
+            decoder = FrameDecoder()
+            offsets = []
+            for correlation_id in range(1, HELD_REQUESTS + 1):
+                while (frame := decoder.next_frame()) is NEED_DATA:
+                    data = sock.recv(1 << 16)
+                    assert data, "the leader closed the connection"
+                    decoder.feed(data)
+                assert isinstance(frame, bytearray)
+                response: ProduceResponse = decode_response(frame, ApiKey.PRODUCE, 9, correlation_id)
+                answer = response.responses[0].partition_responses[0]
+                assert answer.error_code == ErrorCode.NONE
+                offsets.append(answer.base_offset)
+        assert offsets == list(range(HELD_REQUESTS))
+        # Holding the requests' buffers would be ~28 MiB; the leader's allocator may keep a frame or two.
+        assert grown_kib < HELD_REQUESTS * HELD_BATCH_BYTES // 1024 // 4, (
+            f"the leader's resident memory grew by {grown_kib} KiB while {HELD_REQUESTS} produces of "
+            f"{HELD_BATCH_BYTES // 1024} KiB waited"
+        )
+        assert consume_all(cluster, "held", 1) == {v: (0, i) for i, v in enumerate(values)}
 
 
 JAVA_CONSUMER = r"""
