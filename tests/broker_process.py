@@ -49,6 +49,15 @@ def _pickable_ports() -> range:
     return range(start, start + width)
 
 
+def rss_mib(pid: int) -> float:
+    """The resident memory of a process (VmRSS), MiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     candidates = [port for port in _pickable_ports() if port not in _handed_out]
     random.shuffle(candidates)

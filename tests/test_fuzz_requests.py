@@ -31,7 +31,7 @@ from protocol.headers import request_header_version
 from protocol.messages import REQUESTS, SCHEMAS
 from protocol.messages.api_versions_request import ApiVersionsRequest
 from protocol.primitives import encode_uvarint
-from tests.broker_process import BrokerProcess
+from tests.broker_process import BrokerProcess, rss_mib
 from tests.test_bad_input import Bystander
 from tests.test_codec_fuzz import _MUTATION, _mutate
 from tests.test_codec_strategies import message_strategy
@@ -131,21 +131,13 @@ def assert_alive(broker: BrokerProcess) -> None:
     assert time.monotonic() - started < ALIVE_TIMEOUT_S
 
 
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
 def test_fuzzed_requests_get_an_error_or_a_closed_connection_only(broker: BrokerProcess) -> None:
     bystander = Bystander(broker.bootstrap).start()
     pairs = advertised(broker)
     assert len({SCHEMAS[cls].api_key for cls, _ in pairs}) > 30
     outcomes: dict[str, int] = {}
     open_sockets: list[socket.socket] = []
-    rss_before = rss_mb(broker.pid)
+    rss_before = rss_mib(broker.pid)
 
     @settings(
         max_examples=EXAMPLES,
@@ -181,5 +173,5 @@ def test_fuzzed_requests_get_an_error_or_a_closed_connection_only(broker: Broker
     assert "internal error" not in broker.log_path.read_text(), broker.log_tail()
     bystander.verify()
     assert_alive(broker)
-    grown = rss_mb(broker.pid) - rss_before
+    grown = rss_mib(broker.pid) - rss_before
     assert grown < MEMORY_BOUND_MB, f"the broker's memory grew by {grown:.0f} MB"

@@ -62,6 +62,7 @@ from protocol.messages.offset_for_leader_epoch_response import OffsetForLeaderEp
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.messages.produce_response import ProduceResponse
 from protocol.records import Record, build_batch, iter_batches
+from tests.broker_process import rss_mib
 from tests.cluster_fixture import Cluster, running_cluster
 from tests.test_groups_support import wait_for
 from tests.test_metrics import scrape, value
@@ -561,13 +562,6 @@ HELD_REQUESTS = 32
 HELD_BATCH_BYTES = 900 * 1024
 
 
-def resident_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for pid {pid}")
-
-
 def test_acks_all_produces_waiting_for_followers_do_not_keep_their_request_buffers(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -592,7 +586,7 @@ def test_acks_all_produces_waiting_for_followers_do_not_keep_their_request_buffe
             for f in followers:
                 cluster.pause(f)
             try:
-                before = resident_kib(cluster.node(leader).pid)
+                before = rss_mib(cluster.node(leader).pid)
                 for correlation_id, v in enumerate(values, start=1):
                     batch = build_batch(
                         [Record(offset=0, timestamp=int(time.time() * 1000), key=None, value=v)]
@@ -617,7 +611,7 @@ def test_acks_all_produces_waiting_for_followers_do_not_keep_their_request_buffe
                         or None
                     ),
                 )
-                grown_kib = resident_kib(cluster.node(leader).pid) - before
+                grown_mib = rss_mib(cluster.node(leader).pid) - before
                 # ... and they are still waiting: the premise of the measurement.
                 samples = scrape(cluster.metrics[leader])
                 assert value(samples, PURGATORY_SIZE, delayedOperation="Produce") >= 1
@@ -638,8 +632,8 @@ def test_acks_all_produces_waiting_for_followers_do_not_keep_their_request_buffe
                 offsets.append(answer.base_offset)
         assert offsets == list(range(HELD_REQUESTS))
         # Holding the requests' buffers would be ~28 MiB; the leader's allocator may keep a frame or two.
-        assert grown_kib < HELD_REQUESTS * HELD_BATCH_BYTES // 1024 // 4, (
-            f"the leader's resident memory grew by {grown_kib} KiB while {HELD_REQUESTS} produces of "
+        assert grown_mib < HELD_REQUESTS * HELD_BATCH_BYTES / 4 / 2**20, (
+            f"the leader's resident memory grew by {grown_mib:.1f} MiB while {HELD_REQUESTS} produces of "
             f"{HELD_BATCH_BYTES // 1024} KiB waited"
         )
         assert consume_all(cluster, "held", 1) == {v: (0, i) for i, v in enumerate(values)}
