@@ -30,7 +30,9 @@ Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test at 100 B and 1 K
 (bench/cold_read.py) has rounds of its own after all the others; each has its table in the page. Every
 measurement starts with an untimed sync(), so that none pays for the page writeback of the one before it, and
 every timed produce run with an untimed write and delete of as much page cache as it will write, so that its page
-cache lands on memory the machine holds (bench/README.md, "Memory the virtual machine hands back").
+cache lands on memory the machine holds (bench/README.md, "Memory the virtual machine hands back"); while one
+target is measured the other two are frozen (SIGSTOP), so that an idle broker's timers and fsyncs do not land in
+its run (bench/README.md).
 
 A measuring run also runs `bench/run.py --cluster --targets kbroker` (a 3-node kbroker cluster with a private etcd,
 topics with replication factor 3; `--no-cluster` skips it; its JSON goes to performance-cluster.json beside the
@@ -556,8 +558,9 @@ def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
         "librdkafka's in-memory C mock cluster and Apache Kafka, measured in one run with the same confluent-kafka "
         "loads, interleaved scenario by scenario (the order reversed every other round; the cold read in rounds of its "
         "own after the others; a sync() before every measurement; before every timed produce run, as much page "
-        "cache as it will write written and deleted, so that it lands on memory the machine holds); medians over "
-        "the rounds. "
+        "cache as it will write written and deleted, so that it lands on memory the machine holds"
+        + (f"; {m['isolation']}" if m.get("isolation") else "")
+        + "); medians over the rounds. "
         "The machine has 2 cores and is shared with other work: every figure carries the load average.",
         "",
         f"Date: {m.get('date')}  ",
