@@ -68,9 +68,12 @@ def read_partition(bootstrap: str, topic: str, partition: int) -> list[tuple[int
 class LoadProducer:
     """Sends numbered values round-robin over the partitions and records what was acknowledged where."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, *, idempotent: bool) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, partitions: int, *, idempotent: bool, padding: int = 0
+    ) -> None:
         self.topic = topic
         self.partitions = partitions
+        self.padding = b"." * padding  # after the number: large records make large appends
         self.producer = Producer(
             {
                 "bootstrap.servers": bootstrap,
@@ -103,7 +106,7 @@ class LoadProducer:
             try:
                 self.producer.produce(
                     self.topic,
-                    value=b"value-%d" % self.sent,
+                    value=b"value-%d" % self.sent + self.padding,
                     partition=self.sent % self.partitions,
                     on_delivery=self._on_delivery,
                 )
@@ -117,18 +120,32 @@ class LoadProducer:
         assert remaining == 0, f"{remaining} records never delivered"
 
 
-@pytest.mark.parametrize("idempotent", [False, True], ids=["plain", "idempotent"])
+@pytest.mark.parametrize(
+    ("idempotent", "padding"),
+    [(False, 0), (True, 0), (False, 16 * 1024)],
+    ids=["plain", "idempotent", "large-records"],
+)
 def test_kill_9_under_load_keeps_every_acknowledged_record(
-    broker_factory: BrokerFactory, idempotent: bool
+    broker_factory: BrokerFactory, idempotent: bool, padding: int
 ) -> None:
     partitions = 3
     broker = broker_factory()
     topic = create_topic(broker.bootstrap, partitions)
-    load = LoadProducer(broker.bootstrap, topic, partitions, idempotent=idempotent)
+    load = LoadProducer(broker.bootstrap, topic, partitions, idempotent=idempotent, padding=padding)
 
     load.run_for(2.0)
     acked_before_kill = dict(load.acked)
     assert acked_before_kill, f"nothing acknowledged in 2 s; errors: {load.errors[:3]}"
+    if padding:
+        # Appends this large make the active segments reserve disk blocks ahead of their end (LogSegment
+        # _preallocate): the kill leaves them reserved, beyond the files' sizes, for recovery to step over.
+        reserved = [
+            path
+            for p in range(partitions)
+            for path in segment_files(broker, topic, p)[-1:]
+            if path.stat().st_blocks * 512 > path.stat().st_size + 4096
+        ]
+        assert reserved, "no segment had blocks reserved ahead of its end"
     broker.kill()
     load.run_for(0.5)  # the producer keeps going into the outage
     broker.start()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import errno
 import os
+import sys
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
@@ -21,6 +24,32 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+_FALLOC_FL_KEEP_SIZE = 0x01
+
+
+def _fallocate_function() -> ctypes._NamedFuncPointer | None:
+    # Python's os module has only posix_fallocate, which also grows the file's size.
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    function.restype = ctypes.c_int
+    return function
+
+
+_fallocate = _fallocate_function()
+
+
+def preallocate(fd: int, offset: int, length: int) -> bool:
+    """Reserve the disk blocks of [offset, offset + length) without changing the file's size (Linux's fallocate with
+    FALLOC_FL_KEEP_SIZE): writes into them skip the file system's block allocation. False when that cannot be done
+    (another system, a file system without it, a full disk); the file is unchanged then."""
+    return _fallocate is not None and _fallocate(fd, _FALLOC_FL_KEEP_SIZE, offset, length) == 0
 
 
 def replace_file(path: Path, data: bytes, *, fsync: bool = True, fsync_dir: bool = False) -> None:
