@@ -1,15 +1,15 @@
 """The follower side: one fetcher task per leader broker copies every partition this node follows from it.
 
 Replication uses the Kafka protocol itself. For each partition the fetcher first makes its log a prefix of the
-leader's (KIP-101, KIP-279): it sends OffsetForLeaderEpoch with the latest leader epoch in its own log, and truncates
-to where that epoch ends on the leader, asking again with an older epoch when the leader never had ours. Then it
-sends Fetch requests with its replica id from its log end offset, appends what it gets with the leader's offsets and
-leader epochs, fsyncs every log the round appended to (one batch of fsyncs in a worker thread per round), and only
-then asks for more: the next fetch offset is what tells the leader that the records are on this replica, so a record
-counted towards the high watermark is on disk on every in-sync replica, not just written. The follower's high
-watermark is the leader's, capped at its own log end. The fetches form a fetch session with the leader (KIP-227,
-fetch_session_handler.py): after the first, a request lists only the partitions whose fetch position or fields
-changed.
+leader's (KIP-101, KIP-279): it sends OffsetForLeaderEpoch with the latest leader epoch in its own log, and
+truncates to where that epoch ends on the leader, asking again with an older epoch when the leader never had ours.
+Then it sends Fetch requests with its replica id from its log end offset, appends what it gets with the leader's
+offsets and leader epochs, fsyncs every log the round appended to (one batch of asynchronous fsyncs per round,
+log/fsyncer.py), and only then asks for more: the next fetch offset is what tells the leader that the records are on
+this replica, so a record counted towards the high watermark is on disk on every in-sync replica, not just written.
+The follower's high watermark is the leader's, capped at its own log end. The fetches form a fetch session with the
+leader (KIP-227, fetch_session_handler.py): after the first, a request lists only the partitions whose fetch
+position or fields changed.
 
 A partition the leader refuses (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH: our metadata is behind, or the leader's
 is) is retried after a short pause; a metadata change meanwhile replaces its state (see manager.py), which restarts
