@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -79,4 +81,31 @@ async def test_fsyncs_asked_for_after_the_stop_run_in_threads(tmp_path: Path) ->
         with trio.fail_after(10):
             assert await fsyncer.fsync_all([fd]) == [None]
     finally:
+        os.close(fd)
+
+
+@pytest.mark.trio
+async def test_signals_arriving_while_completions_are_collected_are_not_errors(tmp_path: Path) -> None:
+    """io_getevents answers EINTR when a signal arrives while it finds nothing, even without waiting (caio raises
+    SystemError): a signal handled by Python (SIGTERM, SIGINT) or a debugger's interruption stopped the broker.
+    Here another process signals this one all the time (from another process: a thread of this one would need
+    the interpreter lock, which the event loop's thread holds but for the system calls) while fsyncs complete."""
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+    pester = await trio.lowlevel.open_process(
+        [sys.executable, "-c", f"import os, signal\nwhile True: os.kill({os.getpid()}, signal.SIGUSR1)"]
+    )
+    (fd,) = written_files(tmp_path, 1)
+    try:
+        async with running(Fsyncer()) as fsyncer:
+            assert fsyncer.aio
+            with trio.fail_after(20):
+                for _ in range(3000):
+                    os.write(fd, b"y" * 512)
+                    assert await fsyncer.fsync_all([fd]) == [None]
+            assert pester.returncode is None  # it signalled throughout
+    finally:
+        pester.kill()
+        with trio.CancelScope(shield=True):
+            await pester.wait()
+        signal.signal(signal.SIGUSR1, previous)
         os.close(fd)

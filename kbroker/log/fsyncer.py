@@ -18,6 +18,7 @@ An fsync's own failure (EIO, ENOSPC) comes back as that descriptor's error eithe
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -79,8 +80,19 @@ class Fsyncer:
             self._context.poll()  # reset the eventfd's count
         except BlockingIOError:
             pass
-        while self._context.process_events():  # runs each finished operation's callback
+        while self._process_events():
             pass
+
+    def _process_events(self) -> int:
+        """Run each finished operation's callback; how many there were. io_getevents answers EINTR when a signal
+        arrived while it found nothing, even without waiting (a SIGTERM, a debugger attaching): nothing was taken
+        from the queue then, so it is asked again (the signal's handler has run by the time it returns)."""
+        while True:
+            try:
+                return int(self._context.process_events())
+            except SystemError as exc:  # caio's error for a failed io_getevents: (errno, message)
+                if not exc.args or exc.args[0] != errno.EINTR:
+                    raise
 
     async def fsync_all(self, fds: Sequence[int]) -> list[OSError | None]:
         """fsync each of `fds` (all at once); returns each one's error, or None. Not cancellable once started:
@@ -131,7 +143,9 @@ class Fsyncer:
             try:
                 # One io_submit for the batch: it queues a prefix, stopping at the first it cannot queue.
                 accepted = self._context.submit(*(operation for _, operation in batch))
-            except (OSError, ValueError):
+            except (OSError, ValueError, OverflowError, SystemError):
+                # caio's errors when io_submit queued none: ValueError (EINVAL, EBADF), OverflowError (EAGAIN,
+                # the kernel out of AIO slots), SystemError (any other errno, EINTR among them).
                 accepted = 0
             if not accepted:
                 # The first was not submitted, so not done: EINVAL, a file system that does not take AIO fsync;
