@@ -403,7 +403,12 @@ class ApacheKafka(Target):
                 return self.java_command(SERVER_MAIN, str(self.config_path), log_level="WARN")
 
         self.tmp = Path(tempfile.mkdtemp(prefix="kafka-bench-"))
-        self.process = QuietKafka(self.version, self.tmp / "kafka")
+        # Frozen while another target is measured (`run`): its controller, in the same JVM, would otherwise find the
+        # broker's last heartbeat older than the session timeout (9 s) on waking, fence it, and refuse topics
+        # ("All brokers are currently fenced") until it re-registered. A heartbeat only keeps the session.
+        self.process = QuietKafka(
+            self.version, self.tmp / "kafka", overrides={"broker.session.timeout.ms": "3600000"}
+        )
         self.bootstrap = self.process.bootstrap
         try:
             self.process.start()
