@@ -15,12 +15,12 @@
 
 The measuring is bench/run.py's (see bench/README.md): one confluent-kafka load generator; kbroker (a fresh data
 directory), the mock (bench/mock_cluster.py) and Apache Kafka 3.9.2 (compat/kafka/, one KRaft node, 512 MiB heap,
-its data directory on the same disk) each in a process of its own, started once; every scenario runs on each target in
-turn, the order reversed every other round, and the tables give medians over the rounds. CPU is the broker
-process's own (from /proc), per record; resident memory (VmRSS) is read right after each measurement; so is the
-1-minute load average, because the machine is shared. The latency runs are the issue's: `linger.ms=0`, 1,000
-records/s of the record size, 10 s, the first 10% a warm-up. `--scale-json` adds the figures of bench/scale.py
-(docs/performance-scale.json is its output).
+its data directory on the same disk, broker.session.timeout.ms an hour since it is frozen while the others run) each
+in a process of its own, started once; every scenario runs on each target in turn, the order reversed every other
+round, and the tables give medians over the rounds. CPU is the broker process's own (from /proc), per record;
+resident memory (VmRSS) is read right after each measurement; so is the 1-minute load average, because the machine
+is shared. The latency runs are the issue's: `linger.ms=0`, 1,000 records/s of the record size, 10 s, the first 10%
+a warm-up. `--scale-json` adds the figures of bench/scale.py (docs/performance-scale.json is its output).
 
 The full run's record sizes are 100 B and 1 KiB (where the issue states its targets) and issue 12's seed classes
 (12 B, 140 B, 560 B, 1,120 B, 2,940 B, 11,760 B); the latency runs only at 100 B and 1 KiB; the topic read back
