@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
@@ -37,6 +38,7 @@ class Member(ConsumerRebalanceListener):
             session_timeout_ms=SESSION_MS,
             heartbeat_interval_ms=500,
         )
+        self.name = name
         self.consumer.subscribe([topic], listener=self)
         self.assignment: frozenset[int] = frozenset()
         self.values: list[bytes] = []
@@ -69,6 +71,28 @@ class Member(ConsumerRebalanceListener):
         assert not self._thread.is_alive()
 
 
+def explain(bootstrap: str, group: str, members: list[Member]) -> Callable[[], str]:
+    """What each member and the coordinator believe, for a failure message."""
+
+    def describe() -> str:
+        lines = []
+        for m in members:
+            # Private: kafka-python has no public view of its group membership.
+            coordinator = m.consumer._coordinator  # type: ignore[attr-defined]
+            lines.append(
+                f"{m.name}: assignment {sorted(m.assignment)}, {coordinator._generation}, "
+                f"state {coordinator.state}, rejoin needed {coordinator.rejoin_needed}"
+            )
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            lines.append(f"broker: {admin.describe_groups([group])[group]}")
+        finally:
+            admin.close()
+        return "\n".join(lines)
+
+    return describe
+
+
 def settled(members: list[Member]) -> bool:
     shares = [m.assignment for m in members]
     every = [p for share in shares for p in share]
@@ -81,7 +105,11 @@ def test_three_members_share_six_partitions_and_one_leaves(broker_factory: Broke
     group = unique("kp3-share")
     members = [Member(broker.bootstrap, group, topic, f"kp3-{i}") for i in range(3)]
     try:
-        wait_for("three disjoint shares of six partitions", lambda: settled(members))
+        wait_for(
+            "three disjoint shares of six partitions",
+            lambda: settled(members),
+            explain=explain(broker.bootstrap, group, members),
+        )
         assert sorted(len(m.assignment) for m in members) == [2, 2, 2]
 
         first = produce(broker.bootstrap, topic, PARTITIONS, 300)
@@ -92,7 +120,12 @@ def test_three_members_share_six_partitions_and_one_leaves(broker_factory: Broke
         leaving, staying = members[0], members[1:]
         left_at = time.monotonic()
         leaving.stop()
-        wait_for("two members sharing six partitions", lambda: settled(staying), timeout=SESSION_MS / 1000)
+        wait_for(
+            "two members sharing six partitions",
+            lambda: settled(staying),
+            timeout=SESSION_MS / 1000,
+            explain=explain(broker.bootstrap, group, staying),
+        )
         assert time.monotonic() - left_at < SESSION_MS / 1000
 
         second = produce(broker.bootstrap, topic, PARTITIONS, 300, start=300)

@@ -156,15 +156,26 @@ def produce(bootstrap: str, topic: str, partitions: int, count: int, start: int 
     return values
 
 
-def wait_for(what: str, check: Callable[[], T | None], timeout: float = 30.0, interval: float = 0.1) -> T:
-    """Poll `check` until it returns something other than None (or False); fail with `what` after `timeout`."""
+def wait_for(
+    what: str,
+    check: Callable[[], T | None],
+    timeout: float = 30.0,
+    interval: float = 0.1,
+    explain: Callable[[], str] | None = None,
+) -> T:
+    """Poll `check` until it returns something other than None (or False); fail with `what` after `timeout`.
+
+    `explain`, if given, describes the state at the timeout (what each client and the broker believe), so that a
+    failure in CI can be understood from its output alone.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = check()
         if value is not None and value is not False:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            detail = f"\n{explain()}" if explain is not None else ""
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}{detail}")
         time.sleep(interval)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import itertools
+import logging
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +25,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from protocol.errors import ErrorCode
+
+# Kafka's coordinator logs every rebalance and every removed member at INFO; so do we, so that a broker log tells why a
+# group is rebalancing or a member was dropped.
+log = logging.getLogger(__name__)
 
 # The protocol type of the Java consumer and every client that speaks ConsumerProtocol. Only for such groups do we read
 # the subscription bytes (to know the subscribed topics for OffsetDelete and offset expiry).
@@ -388,8 +393,10 @@ class Group:
         if not self._accept_joining_member(req.member_id):
             # Also sheds an existing member that is not part of the ongoing rebalance: the group is over capacity.
             if req.member_id in self.members:
-                self._remove_member(req.member_id, ErrorCode.UNKNOWN_MEMBER_ID)
-                self._maybe_complete_join_after_removal(now_ms)
+                self._remove_member(
+                    req.member_id, ErrorCode.UNKNOWN_MEMBER_ID, "the group is at its maximum size"
+                )
+                self._maybe_complete_join_after_removal(now_ms, "a member over the maximum size was removed")
             result = JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id="")
         elif req.member_id == "":
             result = self._join_new_member(req, ticket, now_ms)
@@ -445,21 +452,27 @@ class Group:
         member = self.members[member_id]
         if self.state is GroupState.PREPARING_REBALANCE:
             self._update_member(member, req, ticket)
-            self._maybe_prepare_rebalance_or_complete_join(now_ms)
+            self._maybe_prepare_rebalance_or_complete_join(now_ms, f"member {member_id} rejoined")
             return None
         if self.state is GroupState.COMPLETING_REBALANCE:
             if member.matches(req.protocols):
                 # The member lost our JoinGroup answer: give it again.
                 return self._join_result(member_id)
             self._update_member(member, req, ticket)
-            self._maybe_prepare_rebalance_or_complete_join(now_ms)
+            self._maybe_prepare_rebalance_or_complete_join(
+                now_ms, f"member {member_id} rejoined with other protocols"
+            )
             return None
         if self.state is GroupState.STABLE:
             if self.is_leader(member_id) or not member.matches(req.protocols):
                 # A rejoining leader forces a rebalance: it is how a leader reacts to changes that are not in the
                 # metadata, like new partitions of a subscribed topic.
                 self._update_member(member, req, ticket)
-                self._maybe_prepare_rebalance_or_complete_join(now_ms)
+                self._maybe_prepare_rebalance_or_complete_join(
+                    now_ms,
+                    f"member {member_id} rejoined"
+                    + (" as the leader" if self.is_leader(member_id) else " with other protocols"),
+                )
                 return None
             return self._join_result(member_id, with_members=False)
         # Empty: no member can be known here; make it start over.
@@ -502,7 +515,7 @@ class Group:
         if member.group_instance_id is not None:
             self.static_members[member.group_instance_id] = member_id
         self.pending_members.pop(member_id, None)
-        self._maybe_prepare_rebalance_or_complete_join(now_ms)
+        self._maybe_prepare_rebalance_or_complete_join(now_ms, f"member {member_id} joined")
 
     def _update_member(self, member: Member, req: JoinRequest, ticket: int | None) -> None:
         member.protocols = tuple(req.protocols)
@@ -573,12 +586,17 @@ class Group:
                     leader=current_leader,
                 )
             member.join_ticket = ticket
-            self._prepare_rebalance(now_ms)
+            self._prepare_rebalance(
+                now_ms,
+                f"static member {req.group_instance_id} rejoined with protocols that change the group's choice",
+            )
             return None
         self._update_member(member, req, ticket)
         if self.state is GroupState.COMPLETING_REBALANCE:
             # The leader may already be assigning partitions to the old member id: start over.
-            self._prepare_rebalance(now_ms)
+            self._prepare_rebalance(
+                now_ms, f"static member {req.group_instance_id} rejoined while the leader was assigning"
+            )
         else:
             self._maybe_complete_join_phase(now_ms)
         return None
@@ -591,9 +609,9 @@ class Group:
         self.state = state
         self.state_timestamp_ms = now_ms
 
-    def _maybe_prepare_rebalance_or_complete_join(self, now_ms: int) -> None:
+    def _maybe_prepare_rebalance_or_complete_join(self, now_ms: int, reason: str) -> None:
         if self.can_rebalance():
-            self._prepare_rebalance(now_ms)
+            self._prepare_rebalance(now_ms, reason)
         else:
             self._maybe_complete_join_phase(now_ms)
 
@@ -606,7 +624,14 @@ class Group:
         ):
             self._complete_join(now_ms)
 
-    def _prepare_rebalance(self, now_ms: int) -> None:
+    def _prepare_rebalance(self, now_ms: int, reason: str) -> None:
+        log.info(
+            "preparing to rebalance group %s in state %s with old generation %d: %s",
+            self.group_id,
+            self.state.value,
+            self.generation_id,
+            reason,
+        )
         if self.state is GroupState.COMPLETING_REBALANCE:
             # Members waiting for their assignment must rejoin instead.
             self._reset_and_propagate_assignment(ErrorCode.REBALANCE_IN_PROGRESS, now_ms)
@@ -643,7 +668,9 @@ class Group:
         self.initial_delay = None
         # Dynamic members that did not rejoin in time are gone; static members keep their place.
         for member in [m for m in self.members.values() if not m.awaiting_join and not m.is_static]:
-            self._remove_member(member.member_id, ErrorCode.UNKNOWN_MEMBER_ID)
+            self._remove_member(
+                member.member_id, ErrorCode.UNKNOWN_MEMBER_ID, "it did not rejoin within the rebalance"
+            )
         if self.state is GroupState.DEAD:
             return
         if not self._maybe_elect_new_joined_leader() and self.members:
@@ -681,10 +708,18 @@ class Group:
             self.protocol_name = self.select_protocol()
             self._compute_subscribed_topics()
             self._transition_to(GroupState.COMPLETING_REBALANCE, now_ms)
+            log.info(
+                "stabilized group %s generation %d (protocol %s) with %d members",
+                self.group_id,
+                self.generation_id,
+                self.protocol_name,
+                len(self.members),
+            )
         else:
             self.protocol_name = None
             self._compute_subscribed_topics()
             self._transition_to(GroupState.EMPTY, now_ms)
+            log.info("group %s with generation %d is now empty", self.group_id, self.generation_id)
         self.pending_sync_members.clear()
 
     def _compute_subscribed_topics(self) -> None:
@@ -768,6 +803,12 @@ class Group:
             self._store_group = True
             self._propagate_assignment(ErrorCode.NONE, now_ms)
             self._transition_to(GroupState.STABLE, now_ms)
+            log.info(
+                "assignment received from leader %s for group %s generation %d",
+                req.member_id,
+                self.group_id,
+                self.generation_id,
+            )
         return None
 
     def _remove_pending_sync_member(self, member_id: str) -> None:
@@ -809,7 +850,7 @@ class Group:
             results.append(LeaveMemberResult(identity.member_id, identity.group_instance_id, error))
         if removed_any:
             if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-                self._maybe_prepare_rebalance_or_complete_join(now_ms)
+                self._maybe_prepare_rebalance_or_complete_join(now_ms, "members left")
             elif self.state is GroupState.PREPARING_REBALANCE:
                 self._maybe_complete_join_phase(now_ms)
         return LeaveResult(ErrorCode.NONE, tuple(results)), self._drain()
@@ -819,7 +860,9 @@ class Group:
             # An admin removing a static member by its instance id alone (KIP-345).
             if identity.group_instance_id is not None and identity.group_instance_id in self.static_members:
                 self._remove_member(
-                    self.static_members[identity.group_instance_id], ErrorCode.UNKNOWN_MEMBER_ID
+                    self.static_members[identity.group_instance_id],
+                    ErrorCode.UNKNOWN_MEMBER_ID,
+                    f"static instance {identity.group_instance_id} removed by LeaveGroup",
                 )
                 return ErrorCode.NONE
             return ErrorCode.UNKNOWN_MEMBER_ID
@@ -828,7 +871,7 @@ class Group:
             return ErrorCode.NONE
         error = self.validate_member(identity.member_id, identity.group_instance_id)
         if error is ErrorCode.NONE:
-            self._remove_member(identity.member_id, ErrorCode.UNKNOWN_MEMBER_ID)
+            self._remove_member(identity.member_id, ErrorCode.UNKNOWN_MEMBER_ID, "it sent LeaveGroup")
         return error
 
     # ---- OffsetCommit ------------------------------------------------------------------------------------------
@@ -936,12 +979,15 @@ class Group:
             # A parked request is proof of life; the rebalance and sync timers bound the wait instead.
             member.heartbeat_deadline_ms = None
             return
-        self._remove_member(member_id, ErrorCode.UNKNOWN_MEMBER_ID)
-        self._maybe_complete_join_after_removal(now_ms)
+        timeout = self.config.new_member_join_timeout_ms if member.is_new else member.session_timeout_ms
+        self._remove_member(
+            member_id, ErrorCode.UNKNOWN_MEMBER_ID, f"no heartbeat or request within {timeout} ms"
+        )
+        self._maybe_complete_join_after_removal(now_ms, f"member {member_id} expired")
 
-    def _maybe_complete_join_after_removal(self, now_ms: int) -> None:
+    def _maybe_complete_join_after_removal(self, now_ms: int, reason: str) -> None:
         if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            self._maybe_prepare_rebalance_or_complete_join(now_ms)
+            self._maybe_prepare_rebalance_or_complete_join(now_ms, reason)
         elif self.state is GroupState.PREPARING_REBALANCE and self.has_all_members_joined():
             self._complete_join(now_ms)
 
@@ -953,12 +999,21 @@ class Group:
         ):
             return
         for member_id in sorted(self.pending_sync_members):
-            self._remove_member(member_id, ErrorCode.UNKNOWN_MEMBER_ID)
-        self._prepare_rebalance(now_ms)
+            self._remove_member(
+                member_id, ErrorCode.UNKNOWN_MEMBER_ID, "it sent no SyncGroup within the rebalance timeout"
+            )
+        self._prepare_rebalance(now_ms, "members did not sync in time")
 
     # ---- removal and death -------------------------------------------------------------------------------------
 
-    def _remove_member(self, member_id: str, error: ErrorCode) -> None:
+    def _remove_member(self, member_id: str, error: ErrorCode, reason: str) -> None:
+        log.info(
+            "removing member %s from group %s at generation %d: %s",
+            member_id,
+            self.group_id,
+            self.generation_id,
+            reason,
+        )
         member = self.members.pop(member_id)
         # A member removed while its JoinGroup is parked (e.g. a new member timing out) learns it must start over.
         if member.join_ticket is not None:
