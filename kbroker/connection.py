@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import itertools
 import logging
+import math
 import os
 import ssl
 from dataclasses import dataclass
@@ -124,31 +125,38 @@ async def _read_requests(
     in its own buffer, which the produce path then writes to the log without copying it again), and trio is asked
     to wait only when there is nothing to read: trio's socket methods pass through its scheduler at every call,
     which cost several times the system call itself for each request. The loop still passes through the scheduler
-    once per request (`checkpoint`), so that a client that never lets its socket run dry does not keep the other
-    connections waiting. TLS hands over decrypted bytes."""
+    at least once per request, so that a client that never lets its socket run dry does not keep the other
+    connections waiting: a request that arrived while the loop waited for the socket has already passed through it,
+    any other passes through `checkpoint` first. TLS hands over decrypted bytes.
+
+    The idle timeout (connections.max.idle.ms) is one cancel scope for the whole loop whose deadline is set only
+    while the loop waits for the peer, not a new scope per wait."""
     peer, connection_id = session.peer, session.connection_id
     decoder = FrameDecoder(runtime.max_request_bytes)
     sock = stream.socket if isinstance(stream, trio.SocketStream) else None
     fd = sock.fileno() if sock is not None else -1
+    idle = trio.CancelScope()
+    yielded = False  # passed through trio's scheduler since the last request was handled
     try:
-        while True:
-            decoder.max_frame_size = (
-                runtime.max_request_bytes if session.authenticated else runtime.sasl_max_receive_size
-            )
-            frame = decoder.next_frame()
-            if frame is NEED_DATA:
-                received = -1
-                if sock is not None:
-                    try:
-                        received = os.readv(fd, [decoder.receive_buffer()])
-                    except BlockingIOError:
-                        pass
-                    except OSError as exc:  # what trio's stream would call a broken resource
-                        raise trio.BrokenResourceError from exc
-                    if received > 0:
-                        decoder.received(received)
-                        continue
-                with trio.move_on_after(runtime.idle_timeout_s) as idle:
+        with idle:
+            while True:
+                decoder.max_frame_size = (
+                    runtime.max_request_bytes if session.authenticated else runtime.sasl_max_receive_size
+                )
+                frame = decoder.next_frame()
+                if frame is NEED_DATA:
+                    received = -1
+                    if sock is not None:
+                        try:
+                            received = os.readv(fd, [decoder.receive_buffer()])
+                        except BlockingIOError:
+                            pass
+                        except OSError as exc:  # what trio's stream would call a broken resource
+                            raise trio.BrokenResourceError from exc
+                        if received > 0:
+                            decoder.received(received)
+                            continue
+                    idle.deadline = trio.current_time() + runtime.idle_timeout_s
                     if sock is not None:
                         if received < 0:
                             await trio.lowlevel.wait_readable(sock)
@@ -156,28 +164,37 @@ async def _read_requests(
                         data = await stream.receive_some(RECEIVE_SIZE)
                         decoder.feed(data)
                         received = len(data)
-                if idle.cancelled_caught:
-                    log.info("closing connection %d from %s: idle for %.0f s", connection_id, peer,
-                             runtime.idle_timeout_s)  # fmt: skip
-                    return True
-                if not received:
-                    return True
-                continue
-            assert isinstance(frame, bytearray)
-            response: Outgoing | None
-            if session.raw_sasl:
-                response = await dispatcher.handle_raw_sasl(frame, session)
-            else:
-                response = await dispatcher.handle(frame, session)
-            if response is not None:
-                await responses.submit(response)
-            if session.close_reason is not None:
-                log.info("closing connection %d from %s: %s", connection_id, peer, session.close_reason)
-                return True  # after the response is sent
-            if session.mute_ms:
-                await trio.sleep(session.mute_ms / 1000)
-            else:
-                await trio.lowlevel.checkpoint()
+                    idle.deadline = math.inf
+                    if idle.cancel_called:
+                        # The deadline passed as the peer's bytes came: idle all the same, and no request may be
+                        # handled half before the scope cancels it at its first await.
+                        break
+                    yielded = True
+                    if not received:
+                        return True
+                    continue
+                assert isinstance(frame, bytearray)
+                if not yielded:
+                    await trio.lowlevel.checkpoint()
+                yielded = False
+                response: Outgoing | None
+                if session.raw_sasl:
+                    response = await dispatcher.handle_raw_sasl(frame, session)
+                else:
+                    response = await dispatcher.handle(frame, session)
+                if response is not None:
+                    await responses.submit(response)
+                if session.close_reason is not None:
+                    log.info("closing connection %d from %s: %s", connection_id, peer, session.close_reason)
+                    return True  # after the response is sent
+                if session.mute_ms:
+                    await trio.sleep(session.mute_ms / 1000)
+                    yielded = True
+        # Only the idle deadline cancels this scope, and only while the loop waits for the peer.
+        log.info(
+            "closing connection %d from %s: idle for %.0f s", connection_id, peer, runtime.idle_timeout_s
+        )
+        return True
     except CloseConnection as exc:
         log.info("closing connection %d from %s: %s", connection_id, peer, exc)
     except ProtocolError as exc:
