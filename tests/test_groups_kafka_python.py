@@ -83,11 +83,14 @@ def explain(bootstrap: str, group: str, members: list[Member]) -> Callable[[], s
                 f"{m.name}: assignment {sorted(m.assignment)}, {coordinator._generation}, "
                 f"state {coordinator.state}, rejoin needed {coordinator.rejoin_needed}"
             )
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
         try:
-            lines.append(f"broker: {admin.describe_groups([group])[group]}")
-        finally:
-            admin.close()
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+            try:
+                lines.append(f"broker: {admin.describe_groups([group])[group]}")
+            finally:
+                admin.close()
+        except Exception as exc:  # the explanation must not hide the failure it explains
+            lines.append(f"broker: DescribeGroups failed: {exc!r}")
         return "\n".join(lines)
 
     return describe
