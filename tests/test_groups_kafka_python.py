@@ -7,8 +7,10 @@ OffsetDelete v0 (PROTOCOL.md 2d, 2e).
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable
 
@@ -40,6 +42,17 @@ class Member(ConsumerRebalanceListener):
         )
         self.name = name
         self.consumer.subscribe([topic], listener=self)
+        # Have the topic's partitions before the first JoinGroup. kafka-python 3.0.12 loses a rebalance that a
+        # metadata change started: a member that joined without the topic's partitions rejoins once they arrive;
+        # if it is the leader, its assignment makes `need_rejoin()` false again while the join is still in flight,
+        # and when a poll's timeout ends that join early, no later poll finishes it (poll only joins while
+        # `need_rejoin()`). The member then stays in REBALANCING with its heartbeats disabled until the coordinator
+        # expires it. Seen here: the broker's request log has the leader's SyncGroup answered within 4 ms, the
+        # client logged "Received SyncGroup response" and then "need_rejoin: False" at every poll (docs/groups.md).
+        wait_for(
+            f"{name} to know the partitions of {topic}",
+            lambda: len(self.consumer.partitions_for_topic(topic) or ()) == PARTITIONS or None,
+        )
         self.assignment: frozenset[int] = frozenset()
         self.values: list[bytes] = []
         self.partitions_seen: set[int] = set()
@@ -91,6 +104,12 @@ def explain(bootstrap: str, group: str, members: list[Member]) -> Callable[[], s
                 admin.close()
         except Exception as exc:  # the explanation must not hide the failure it explains
             lines.append(f"broker: DescribeGroups failed: {exc!r}")
+        # Where each thread of the clients is (a member stuck in a rebalance shows where it waits).
+        names = {t.ident: t.name for t in threading.enumerate()}
+        for ident, frame in sys._current_frames().items():
+            lines.append(
+                f"thread {names.get(ident, ident)}:\n" + "".join(traceback.format_stack(frame)[-12:])
+            )
         return "\n".join(lines)
 
     return describe

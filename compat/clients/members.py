@@ -32,7 +32,7 @@ from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
 from compat.clients.franz import FranzProgram, config_args
 from compat.clients.java import JVM_OPTIONS, JavaHarness
-from tests.test_groups_support import ConfluentMember
+from tests.test_groups_support import ConfluentMember, wait_for
 
 STOP_TIMEOUT_S = 30.0
 
@@ -60,6 +60,12 @@ class KafkaPythonMember(ConsumerRebalanceListener):
             **config,
         )
         self.consumer.subscribe([topic], listener=self)
+        # The topic's partitions before the first JoinGroup: a kafka-python 3.0.12 leader that rejoins because they
+        # arrived later can be left in REBALANCING for good (docs/groups.md, "A kafka-python 3.0.12 bug").
+        wait_for(
+            f"kafka-python to know the partitions of {topic}",
+            lambda: self.consumer.partitions_for_topic(topic),
+        )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kafka-python-{group}", daemon=True)
         self._thread.start()
