@@ -66,7 +66,13 @@ def test_three_members_share_six_partitions_and_one_leaves(broker_factory: Broke
         time.sleep(0.5)  # anything consumed twice would show up now
         seen = Counter(v for m in members for v in m.values())
         assert set(seen) == set(first + second)
-        assert max(seen.values()) == 1, [v for v, n in seen.items() if n > 1][:10]
+        twice = {v for v, n in seen.items() if n > 1}
+        assert not twice, (
+            sorted(twice)[:10],
+            # who saw them (partition, offset), and what went wrong for each member
+            [sorted((p, o) for p, o, v in m.records if v in twice)[:6] for m in members],
+            [m.errors for m in members],
+        )
         assert all(not m.errors for m in members), [m.errors for m in members]
     finally:
         for m in members[1:]:
