@@ -22,6 +22,7 @@ from tests.test_groups_support import (
     produce,
     unique,
     wait_for,
+    wait_for_commits_at,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -62,8 +63,7 @@ def test_three_members_share_six_partitions_and_one_leaves(broker_factory: Broke
         assert time.monotonic() - left_at < SESSION_MS / 1000
 
         second = produce(broker.bootstrap, topic, PARTITIONS, 300, start=300)
-        wait_for("600 records consumed", lambda: sum(len(m.records) for m in members) >= 600)
-        time.sleep(0.5)  # anything consumed twice would show up now
+        wait_for_commits_at(broker.bootstrap, group, topic, PARTITIONS, 600 // PARTITIONS)
         seen = Counter(v for m in members for v in m.values())
         assert set(seen) == set(first + second)
         twice = {v for v, n in seen.items() if n > 1}

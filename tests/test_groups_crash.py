@@ -12,31 +12,23 @@ import time
 from collections import Counter
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-from confluent_kafka.admin import AdminClient
 
 from tests.conftest import BrokerFactory
 from tests.test_groups_support import (
     GROUP_OVERRIDES,
     ConfluentMember,
+    committed,
     create_topic,
     produce,
     unique,
     wait_for,
+    wait_for_commits_at,
 )
 
 pytestmark = pytest.mark.timeout(180)
 
 PARTITIONS = 6
 RECORDS = 3000
-
-
-def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    """Committed offset of each partition; -1001 (librdkafka's OFFSET_INVALID) where there is none."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(PARTITIONS)])]
-    answer = admin.list_consumer_group_offsets(request)[group].result(30)
-    return {tp.partition: tp.offset for tp in answer.topic_partitions}
 
 
 def test_broker_killed_mid_stream_group_resumes(broker_factory: BrokerFactory) -> None:
@@ -50,7 +42,7 @@ def test_broker_killed_mid_stream_group_resumes(broker_factory: BrokerFactory) -
         wait_for(
             "a third of the records consumed", lambda: sum(len(m.records) for m in members) >= RECORDS // 3
         )
-        before = committed(broker.bootstrap, group, topic)
+        before = committed(broker.bootstrap, group, topic, PARTITIONS)
         assert sum(max(0, o) for o in before.values()) > 0
         broker.kill()
         consumed_at_crash = sum(len(m.records) for m in members)
@@ -59,7 +51,7 @@ def test_broker_killed_mid_stream_group_resumes(broker_factory: BrokerFactory) -
         broker.start()
 
         # Nothing acknowledged was lost.
-        after = committed(broker.bootstrap, group, topic)
+        after = committed(broker.bootstrap, group, topic, PARTITIONS)
         assert all(after[p] >= before[p] for p in range(PARTITIONS)), (before, after)
 
         wait_for(
@@ -76,18 +68,18 @@ def test_broker_killed_mid_stream_group_resumes(broker_factory: BrokerFactory) -
             m.stop()
 
     # Both members committed everything on the way out. Crash again, right after: the commits are in the log.
-    final = committed(broker.bootstrap, group, topic)
+    final = committed(broker.bootstrap, group, topic, PARTITIONS)
     assert final == dict.fromkeys(range(PARTITIONS), RECORDS // PARTITIONS)
     broker.kill()
     broker.start()
-    assert committed(broker.bootstrap, group, topic) == final
+    assert committed(broker.bootstrap, group, topic, PARTITIONS) == final
 
     # A new member of the group starts where the group stopped: only the new records.
     newer = produce(broker.bootstrap, topic, PARTITIONS, 60, start=RECORDS)
     member = ConfluentMember(broker.bootstrap, group, topic)
     try:
         wait_for("the new records", lambda: len(member.records) >= 60)
-        time.sleep(0.5)
+        wait_for_commits_at(broker.bootstrap, group, topic, PARTITIONS, (RECORDS + 60) // PARTITIONS)
         assert Counter(member.values()) == Counter(newer)
     finally:
         member.stop()

@@ -11,7 +11,6 @@ import base64
 import json
 import subprocess
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.test_groups_support import (
     produce,
     unique,
     wait_for,
+    wait_for_commits_at,
 )
 
 pytestmark = pytest.mark.timeout(180)
@@ -162,5 +162,5 @@ def test_java_and_librdkafka_members_settle_on_range(
     wait_for("librdkafka alone with six partitions", lambda: len(librdkafka.assignment) == PARTITIONS)
     more = produce(broker.bootstrap, topic, PARTITIONS, 60, start=600)
     wait_for("the new records", lambda: set(librdkafka.values()) >= set(more))
-    time.sleep(0.5)
+    wait_for_commits_at(broker.bootstrap, group, topic, PARTITIONS, 660 // PARTITIONS)
     assert max((Counter(v for m in java for v in m.values()) + Counter(librdkafka.values())).values()) == 1

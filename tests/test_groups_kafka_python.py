@@ -19,7 +19,14 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
 from tests.conftest import BrokerFactory
-from tests.test_groups_support import GROUP_OVERRIDES, create_topic, produce, unique, wait_for
+from tests.test_groups_support import (
+    GROUP_OVERRIDES,
+    create_topic,
+    produce,
+    unique,
+    wait_for,
+    wait_for_commits_at,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -151,8 +158,7 @@ def test_three_members_share_six_partitions_and_one_leaves(broker_factory: Broke
         assert time.monotonic() - left_at < SESSION_MS / 1000
 
         second = produce(broker.bootstrap, topic, PARTITIONS, 300, start=300)
-        wait_for("600 records consumed", lambda: sum(len(m.values) for m in members) >= 600)
-        time.sleep(0.5)
+        wait_for_commits_at(broker.bootstrap, group, topic, PARTITIONS, 600 // PARTITIONS)
         seen = Counter(v for m in members for v in m.values)
         assert set(seen) == set(first + second)
         assert max(seen.values()) == 1, [v for v, n in seen.items() if n > 1][:10]

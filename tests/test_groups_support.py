@@ -2,7 +2,7 @@
 
 - `Wire`: one raw connection speaking any request at any version through our own codec, for exact checks of what the
   broker answers at every protocol version.
-- topic creation and producing through confluent-kafka, and a polling helper.
+- topic creation and producing through confluent-kafka, a polling helper, and the group's committed offsets.
 - `GROUP_OVERRIDES`: broker settings that keep group tests fast (no initial rebalance delay, short session timeouts
   allowed).
 """
@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from confluent_kafka import Producer
+from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from protocol.codec import decode_from, encode_into
@@ -177,6 +177,27 @@ def wait_for(
             detail = f"\n{explain()}" if explain is not None else ""
             raise AssertionError(f"timed out after {timeout} s waiting for {what}{detail}")
         time.sleep(interval)
+
+
+def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The group's committed offset of each partition; -1001 (librdkafka's OFFSET_INVALID) where there is none."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])]
+    answer = admin.list_consumer_group_offsets(request)[group].result(30)
+    return {tp.partition: tp.offset for tp in answer.topic_partitions}
+
+
+def wait_for_commits_at(bootstrap: str, group: str, topic: str, partitions: int, end: int) -> None:
+    """Wait until the group has committed offset `end` on every partition.
+
+    The members here record a record before they commit its offset, and only the partition's current owner commits;
+    so once every partition is committed to its end, every record the group will consume (a record consumed twice
+    after a rebalance included) has been recorded. This is the event to wait for before counting duplicates.
+    """
+    wait_for(
+        f"offset {end} committed on all {partitions} partitions",
+        lambda: committed(bootstrap, group, topic, partitions) == dict.fromkeys(range(partitions), end),
+    )
 
 
 class ConfluentMember:
