@@ -33,12 +33,17 @@ class BenchError(Exception):
 # CPU of a process
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads, live and exited), in seconds, from /proc/PID/stat."""
+def cpu_times(pid: int) -> tuple[float, float]:
+    """utime and stime of a process (all its threads, live and exited), in seconds, from /proc/PID/stat."""
     with open(f"/proc/{pid}/stat") as f:
         stat = f.read()
     fields = stat[stat.rindex(")") + 2 :].split()  # fields[0] is field 3 (state) of proc(5)
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads, live and exited), in seconds."""
+    return sum(cpu_times(pid))
 
 
 def thread_run_seconds(pid: int) -> float:
@@ -57,10 +62,33 @@ def thread_run_seconds(pid: int) -> float:
 class CpuSample:
     ticks: float  # /proc/PID/stat, 10 ms resolution, counts exited threads too
     fine: float  # sum of /proc/PID/task/*/schedstat, ns resolution, live threads only
+    system: float = 0.0  # the kernel's part of `ticks` (stime)
 
 
 def sample_cpu(pid: int) -> CpuSample:
-    return CpuSample(cpu_seconds(pid), thread_run_seconds(pid))
+    user, system = cpu_times(pid)
+    return CpuSample(user + system, thread_run_seconds(pid), system)
+
+
+MIN_TICKS_FOR_SHARE = 20
+"""Clock ticks (10 ms each) the runs behind a kernel share must add up to: fewer are too coarse to split."""
+
+
+def system_seconds(a: CpuSample | None, b: CpuSample | None) -> tuple[float, float] | None:
+    """(all, kernel) CPU seconds between two samples from the tick counts: the kernel's part is the system time
+    (system calls, page faults, the network stack and the page cache's copies on the process's behalf). Ticks are
+    coarse, so a share is only worth giving over runs that add up to MIN_TICKS_FOR_SHARE (`system_share`)."""
+    if a is None or b is None:
+        return None
+    return b.ticks - a.ticks, b.system - a.system
+
+
+def system_share(runs: list[tuple[float, float]]) -> float | None:
+    """The kernel's share of the CPU of several runs' `system_seconds`, pooled; None when their ticks are too few."""
+    ticks = sum(t for t, _ in runs)
+    if round(ticks * CLK_TCK) < MIN_TICKS_FOR_SHARE:
+        return None
+    return sum(k for _, k in runs) / ticks
 
 
 def cpu_delta(a: CpuSample | None, b: CpuSample | None) -> float | None:

@@ -61,6 +61,7 @@ if str(REPO) not in sys.path:
 from bench import cold_read, kafka_perf_test  # noqa: E402
 from bench import floor as bench_floor  # noqa: E402
 from bench import run as bench_run  # noqa: E402
+from bench.common import system_share  # noqa: E402
 
 DOCS = REPO / "docs"
 PLOTS = "performance"  # docs/performance/*.png
@@ -101,6 +102,10 @@ class Figures:
             return median([r["cpu"] * 1e6 / r["records"] for r in rows if r.get("cpu") is not None])
         if key == "load":
             return median([float(r["load"]) for r in rows if r.get("load") not in (None, "?")])
+        if key == "system_share":  # pooled over the rounds (ticks are coarse); older runs' JSON has none
+            return system_share(
+                [tuple(r["cpu_ticks_and_system"]) for r in rows if r.get("cpu_ticks_and_system")]
+            )
         if key == "rss_mib":
             return median([r["rss"] / 2**20 for r in rows if r.get("rss")])
         return median([r[key] for r in rows if r.get(key) is not None])
@@ -218,7 +223,9 @@ def floor_section(f: Figures) -> list[str]:
         "Memory this virtual machine handed back to its host during the run: "
         f"{f.meta.get('returned', 'n/a')} (a page cache write to such memory costs ~2 µs per KiB instead of the "
         "write row's figure: bench/common.py `memory_returned_kib`; the produce runs and the write row are warmed "
-        "against it: `reuse_page_cache`).",
+        "against it: `reuse_page_cache`). In the brokers' columns, the part of their CPU spent in the kernel "
+        "(system time, from /proc's tick counts, pooled over the rounds) where the runs add up to enough ticks to "
+        "split (bench/common.py `system_share`; produce runs only).",
         "",
         bench_floor.table(f.floor),
         "",
@@ -229,7 +236,11 @@ def floor_section(f: Figures) -> list[str]:
         for scenario in SCENARIOS:
             kind = "consume" if scenario == "consume" else "produce"
             floor = bench_floor.per_record(f.floor, size, kind)
-            cells = [fmt_cpu(f.cell(scenario, size, n, "cpu_us")) for n in brokers]
+            cells = [
+                fmt_cpu(f.cell(scenario, size, n, "cpu_us"))
+                + kernel_part(f.cell(scenario, size, n, "system_share"))
+                for n in brokers
+            ]
             lines.append(f"| {size_label(size)} | {scenario} | {floor:.3f} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
@@ -503,6 +514,10 @@ CLUSTER_TARGET = "kbroker-x3"
 CLUSTER_SIZES = "100,1024"  # the sizes of issue 12's cluster targets
 
 
+def kernel_part(share: float | None) -> str:
+    return "" if share is None else f" ({100 * share:.0f}% kernel)"
+
+
 def cluster_section(single: Figures, cluster: Figures | None, scale_cluster: dict[str, Any] | None) -> str:
     """The 3-node cluster (replication factor 3) against the single node: produce rec/s and CPU per record at
     acks=all and acks=1; then idle CPU per node by partition count (bench/scale.py --cluster)."""
@@ -511,10 +526,13 @@ def cluster_section(single: Figures, cluster: Figures | None, scale_cluster: dic
         lines += [
             "Produce with one confluent-kafka producer (linger.ms=5) to a topic of 4 partitions; CPU µs/rec sums the "
             "three brokers' CPU (at acks=1 part of the followers' copying may come after the run's last "
-            "acknowledgement, so it is undercounted). The share is the cluster's records/s over the single node's.",
+            "acknowledgement, so it is undercounted). The share is the cluster's records/s over the single node's. "
+            "Kernel: the part of that CPU spent in the kernel (system time: receiving, the page cache's copies, "
+            "sendfile, the network stack), from /proc's tick counts pooled over the rounds; the rest is the "
+            "interpreter and what it calls in user space (CRC among it).",
             "",
-            "| record | acks | single node rec/s | single node CPU µs/rec | 3 nodes rec/s | 3 nodes CPU µs/rec "
-            "| 3 nodes / single node | load avg (3 nodes) |",
+            "| record | acks | single node rec/s | single node CPU µs/rec (kernel) | 3 nodes rec/s "
+            "| 3 nodes CPU µs/rec (kernel) | 3 nodes / single node | load avg (3 nodes) |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for size in sorted(cluster.sizes):  # the cluster runs only at the sizes the targets name
@@ -525,9 +543,11 @@ def cluster_section(single: Figures, cluster: Figures | None, scale_cluster: dic
                 share = f"{100 * three / one:.0f}%" if one and three else "—"
                 one_cpu = single.cell(scenario, size, "kbroker", "cpu_us")
                 three_cpu = cluster.cell(scenario, size, CLUSTER_TARGET, "cpu_us")
+                one_kernel = kernel_part(single.cell(scenario, size, "kbroker", "system_share"))
+                three_kernel = kernel_part(cluster.cell(scenario, size, CLUSTER_TARGET, "system_share"))
                 lines.append(
-                    f"| {size_label(size)} | {acks} | {fmt(one)} | {fmt_cpu(one_cpu)} "
-                    f"| {fmt(three)} | {fmt_cpu(three_cpu)} | {share} "
+                    f"| {size_label(size)} | {acks} | {fmt(one)} | {fmt_cpu(one_cpu)}{one_kernel} "
+                    f"| {fmt(three)} | {fmt_cpu(three_cpu)}{three_kernel} | {share} "
                     f"| {fmt(cluster.cell(scenario, size, CLUSTER_TARGET, 'load'), 1)} |"
                 )
         lines.append("")

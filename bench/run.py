@@ -59,6 +59,7 @@ from bench.common import (  # noqa: E402
     produce_bytes,
     reuse_page_cache,
     sample_cpu,
+    system_seconds,
 )
 from bench.floor import measure as measure_floor  # noqa: E402
 from tests.broker_process import BrokerProcess  # noqa: E402
@@ -161,7 +162,9 @@ class Target:
         if not self.alive():
             return None
         samples = [sample_cpu(pid) for pid in self.pids()]
-        return CpuSample(sum(s.ticks for s in samples), sum(s.fine for s in samples))
+        return CpuSample(
+            sum(s.ticks for s in samples), sum(s.fine for s in samples), sum(s.system for s in samples)
+        )
 
     def delete_topic(self, topic: str) -> None:
         """Best effort, untimed: a topic per scenario would otherwise pile up (and, with replicas, every partition
@@ -541,6 +544,7 @@ def produce_throughput(
         "records": n,
         "seconds": t1 - t0,
         "cpu": cpu_delta(cpu0, cpu1),
+        "cpu_ticks_and_system": system_seconds(cpu0, cpu1),
         "gen_cpu": gen1 - gen0,
         "client_errors": errors.messages,
     }
