@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from compat.clients.confluent import create_topic
@@ -38,6 +37,7 @@ from compat.clients.members import (
 from compat.clients.ops import UNSUPPORTED
 from compat.scenarios import CLIENTS, HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, make_ops, produce, wait_for
 from compat.target import Target
+from tests.test_groups_support import committed
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -96,12 +96,6 @@ def start_member(client: str, name: str, target: Target, group: str, topic: str,
     raise ValueError(client)
 
 
-def committed(admin: AdminClient, group: str, topic: str) -> dict[int, int]:
-    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(PARTITIONS)])]
-    answer = admin.list_consumer_group_offsets(request)[group].result(30)
-    return {tp.partition: tp.offset for tp in answer.topic_partitions}
-
-
 def shares(admin: AdminClient, group: str) -> dict[str, frozenset[int]] | None:
     """client id -> partitions, once the group is Stable."""
     described = admin.describe_consumer_groups([group])[group].result(30)
@@ -156,7 +150,9 @@ def test_group_shares_commits_rebalances_and_resumes(
         assert a.assignment == ALL
         if client not in AUTO_COMMIT:
             # Its last synchronous commit done: a rebalance cannot make it fail.
-            wait_for("A commits them", lambda: committed(admin, group, topic) == dict.fromkeys(ALL, 50))
+            wait_for(
+                "A commits them", lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(ALL, 50)
+            )
 
         b = start_member(client, "b", target, group, topic, request)
         members.append(b)
@@ -171,7 +167,8 @@ def test_group_shares_commits_rebalances_and_resumes(
             )
         # kcat commits on the revocation at the latest.
         wait_for(
-            "the first round committed", lambda: committed(admin, group, topic) == dict.fromkeys(ALL, 50)
+            "the first round committed",
+            lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(ALL, 50),
         )
         produce_round(1)
         wait_for(
@@ -181,7 +178,7 @@ def test_group_shares_commits_rebalances_and_resumes(
         if client not in AUTO_COMMIT:
             wait_for(
                 "the second round committed",
-                lambda: committed(admin, group, topic) == dict.fromkeys(ALL, 100),
+                lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(ALL, 100),
             )
         assert sorted(values(members)) == sorted(rounds[0] + rounds[1]), "a record read twice"
         for member, name in ((a, f"{client}-a"), (b, f"{client}-b")):
@@ -209,21 +206,29 @@ def test_group_shares_commits_rebalances_and_resumes(
         for member in members:
             member.stop()
     assert not [error for member in members for error in member.errors]
-    wait_for("the second round committed", lambda: committed(admin, group, topic) == dict.fromkeys(ALL, 100))
+    wait_for(
+        "the second round committed",
+        lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(ALL, 100),
+    )
 
     produce_round(2)
     c = start_member(client, "c", target, group, topic, request)
     try:
         wait_for("C reads the third round", lambda: len(c.records) >= len(rounds[2]))
         if client not in AUTO_COMMIT:
-            wait_for("C commits it", lambda: committed(admin, group, topic) == dict.fromkeys(ALL, 110))
+            wait_for(
+                "C commits it", lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(ALL, 110)
+            )
         # C started from the committed offsets: the third round comes first in each partition, so anything older
         # would have been read before it.
         assert sorted(values([c])) == sorted(rounds[2])
     finally:
         c.stop()
     assert not c.errors
-    wait_for("the third round committed", lambda: committed(admin, group, topic) == dict.fromkeys(ALL, 110))
+    wait_for(
+        "the third round committed",
+        lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(ALL, 110),
+    )
 
     if client not in NO_ADMIN:
         ops = make_ops(client, request.getfixturevalue)

@@ -11,13 +11,14 @@ import time
 from collections import Counter
 
 import pytest
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 
 from tests.conftest import BrokerFactory
 from tests.test_groups_support import (
     GROUP_OVERRIDES,
     ConfluentMember,
+    committed,
     create_topic,
     produce,
     unique,
@@ -80,11 +81,7 @@ def test_three_members_share_six_partitions_and_one_leaves(broker_factory: Broke
 
     # The committed offsets are the end of every partition: a new member of the group reads nothing old.
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(PARTITIONS)])]
-    offsets = admin.list_consumer_group_offsets(request)[group].result(30)
-    assert {tp.partition: tp.offset for tp in offsets.topic_partitions} == dict.fromkeys(
-        range(PARTITIONS), 100
-    )
+    assert committed(admin, group, topic, PARTITIONS) == dict.fromkeys(range(PARTITIONS), 100)
 
 
 def test_admin_lists_describes_and_deletes_groups(broker_factory: BrokerFactory) -> None:

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.conftest import BrokerFactory
-from tests.test_groups_support import GROUP_OVERRIDES, create_topic, produce, unique, wait_for
+from tests.test_groups_support import GROUP_OVERRIDES, committed, create_topic, produce, unique, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -121,12 +120,6 @@ def shares(admin: AdminClient, group: str, members: int) -> dict[str, frozenset[
     return found
 
 
-def committed(admin: AdminClient, group: str, topic: str) -> dict[int, int]:
-    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(PARTITIONS)])]
-    answer = admin.list_consumer_group_offsets(request)[group].result(30)
-    return {tp.partition: tp.offset for tp in answer.topic_partitions}
-
-
 def test_kp202_members_share_leave_and_die(broker_factory: BrokerFactory, kp202_python: Path) -> None:
     broker = broker_factory(overrides=GROUP_OVERRIDES)
     topic = create_topic(broker.bootstrap, PARTITIONS)
@@ -145,7 +138,7 @@ def test_kp202_members_share_leave_and_die(broker_factory: BrokerFactory, kp202_
         # Nothing in flight before members go: every processed record is committed.
         wait_for(
             "offsets committed",
-            lambda: committed(admin, group, topic) == dict.fromkeys(range(PARTITIONS), 50),
+            lambda: committed(admin, group, topic, PARTITIONS) == dict.fromkeys(range(PARTITIONS), 50),
         )
 
         # A clean exit: LeaveGroup v1, the partitions move at once.

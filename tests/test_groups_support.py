@@ -179,9 +179,8 @@ def wait_for(
         time.sleep(interval)
 
 
-def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+def committed(admin: AdminClient, group: str, topic: str, partitions: int) -> dict[int, int]:
     """The group's committed offset of each partition; -1001 (librdkafka's OFFSET_INVALID) where there is none."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
     request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])]
     answer = admin.list_consumer_group_offsets(request)[group].result(30)
     return {tp.partition: tp.offset for tp in answer.topic_partitions}
@@ -194,9 +193,10 @@ def wait_for_commits_at(bootstrap: str, group: str, topic: str, partitions: int,
     so once every partition is committed to its end, every record the group will consume (a record consumed twice
     after a rebalance included) has been recorded. This is the event to wait for before counting duplicates.
     """
+    admin = AdminClient({"bootstrap.servers": bootstrap})
     wait_for(
         f"offset {end} committed on all {partitions} partitions",
-        lambda: committed(bootstrap, group, topic, partitions) == dict.fromkeys(range(partitions), end),
+        lambda: committed(admin, group, topic, partitions) == dict.fromkeys(range(partitions), end),
     )
 
 
