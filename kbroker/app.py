@@ -6,9 +6,10 @@
     group service ── __consumer_offsets, the coordinator            to the group service)
     dispatcher ── handlers with BrokerServices ── server ── connections
 
-What differs between a single node and a cluster is which metadata object is built here, nothing else. The data
-directory is locked first (a second broker on it refuses to start), then the listener is bound (a taken port is said
-at once), then recovery, then the services start in dependency order and the listener accepts connections last.
+What differs between a single node and a cluster is which metadata object is built here, nothing else. The codec's
+plans are compiled first, then the data directory is locked (a second broker on it refuses to start), then the
+listener is bound (a taken port is said at once), then recovery, then the services start in dependency order and the
+listener accepts connections last.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from kbroker.coordinator.coordinator import CoordinatorConfig
 from kbroker.coordinator.group import GroupConfig
 from kbroker.coordinator.wiring import GroupService, OffsetsTopicSettings
 from kbroker.dispatch import RequestDispatcher
-from kbroker.handlers.registry import HANDLERS
+from kbroker.handlers.registry import HANDLERS, prepare_codecs
 from kbroker.handlers.services import BrokerServices
 from kbroker.log.cleaner import LogCleaner
 from kbroker.log.flusher import GroupCommitter
@@ -207,13 +208,15 @@ async def open_broker(
     add_scram: tuple[AddScram, ...] = (),
     log_requests: int = 0,
 ) -> AsyncIterator[Broker]:
-    """Check the security settings, lock the data directory, bind the listeners, recover the logs and build every
-    service; closes the logs on exit. `metadata` defaults to what the config asks for (etcd with --metadata, else
-    the single node's files); tests may pass another implementation of the same interfaces. `add_scram` are the
-    credentials of `kbroker serve --add-scram`."""
+    """Check the security settings, prepare the codec, lock the data directory, bind the listeners, recover the logs
+    and build every service; closes the logs on exit. `metadata` defaults to what the config asks for (etcd with
+    --metadata, else the single node's files); tests may pass another implementation of the same interfaces.
+    `add_scram` are the credentials of `kbroker serve --add-scram`."""
     clock = clock or SystemClock()
     security = [listener_security(config, listener) for listener in config.listeners]
     runtimes = [_listener_runtime(config, s) for s in security]
+    # Before the listener is bound: a client connecting while this runs would wait in the kernel's backlog.
+    prepare_codecs()
     with locked_data_dir(config.data_dir):
         bound: list[BoundListener] = []
         admin_listener = config.raw("admin.listener")

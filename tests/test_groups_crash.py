@@ -38,8 +38,8 @@ def test_broker_killed_mid_stream_group_resumes(broker_factory: BrokerFactory) -
     group = unique("crash")
 
     def committed_now() -> dict[int, int]:
-        # A new admin client each time: one kept across a kill -9 and restart times out against kbroker (30 s) but
-        # not against Apache Kafka, an open difference (docs/kafka-differences.md, "Open").
+        # A new admin client each time: one kept across a kill -9 and restart can lose a race of librdkafka's and
+        # time out, whatever the broker (docs/kafka-differences.md, "Clients: a librdkafka race after a restart").
         return committed(AdminClient({"bootstrap.servers": broker.bootstrap}), group, topic, PARTITIONS)
 
     records = produce(broker.bootstrap, topic, PARTITIONS, RECORDS)

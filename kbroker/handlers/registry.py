@@ -22,7 +22,8 @@ from kbroker.handlers.services import BrokerServices
 from kbroker.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kbroker.security.principal import ANONYMOUS, KafkaPrincipal
 from kbroker.security.session import ConnectionSession
-from protocol.messages import SCHEMAS, ApiKey
+from protocol.codec import prepare
+from protocol.messages import REQUESTS, RESPONSES, SCHEMAS, ApiKey
 from protocol.schema import MessageSchema
 
 Req = TypeVar("Req")
@@ -126,3 +127,14 @@ def handles(
         return fn
 
     return register
+
+
+def prepare_codecs() -> None:
+    """Compile the codec's plans for every registered API's request and response at each version we serve (~420
+    plans, ~0.15 s once per process), before the listener accepts. Otherwise the first request of each kind after a
+    start pays for its plans: ApiVersions took 1.3-1.9 ms instead of 0.3, and that slower first answer lost a
+    librdkafka admin client a race after a restart (docs/kafka-differences.md)."""
+    for handler in HANDLERS.values():
+        for version in range(handler.min_version, handler.max_version + 1):
+            prepare(REQUESTS[handler.api_key], version)
+            prepare(RESPONSES[handler.api_key], version)
