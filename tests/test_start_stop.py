@@ -162,7 +162,7 @@ trio.run(main)
 
 def test_a_started_broker_has_compiled_the_codec_of_every_request_it_serves(tmp_path: Path) -> None:
     """The first request of each kind after a start must not pay for compiling its codec plans: that made the first
-    ApiVersions 1-1.5 ms slower than the next, which lost a librdkafka admin client a race after a restart
+    ApiVersions about 1 ms slower than the next, which lost a librdkafka admin client a race after a restart
     (docs/kafka-differences.md). A fresh interpreter, as this one has compiled plans of its own by now."""
     out = subprocess.run(
         [sys.executable, "-c", _PLANS_AFTER_START, str(tmp_path / "data")],
