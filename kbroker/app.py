@@ -15,9 +15,10 @@ listener accepts connections last.
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,9 +149,15 @@ class Broker:
         bootstrap = f"{advertised.host or '127.0.0.1'}:{port}"
         return AdminApp(state, self.readiness, ConsoleApi(state, self.config, lambda: bootstrap))
 
-    async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self,
+        *,
+        before_listening: Callable[[], None] | None = None,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
         """Start every service in dependency order, the listener last; started with the port it listens on. Runs
-        until cancelled."""
+        until cancelled. `before_listening` runs once every service has started and before the first connection is
+        accepted (the process's collection of start-up garbage: a client's first request must not wait for it)."""
         config = self.config
         async with trio.open_nursery() as nursery:
             await nursery.start(self.committer.run)
@@ -175,6 +182,8 @@ class Broker:
                     self.logs, backoff_ms=config.log_cleaner_backoff_ms, clock=self.clock.now_ms
                 )
                 nursery.start_soon(cleaner.run)
+            if before_listening is not None:
+                before_listening()
             await nursery.start(serve, self.listeners, self.dispatcher, self.connection_quotas)
             self.readiness.serving = True
             log.info(
@@ -215,7 +224,7 @@ async def open_broker(
     clock = clock or SystemClock()
     security = [listener_security(config, listener) for listener in config.listeners]
     runtimes = [_listener_runtime(config, s) for s in security]
-    # Before the listener is bound: a client connecting while this runs would wait in the kernel's backlog.
+    # First: compiled on first use, the plans would make the first request of each kind slower than the next.
     prepare_codecs()
     with locked_data_dir(config.data_dir):
         bound: list[BoundListener] = []
@@ -268,16 +277,17 @@ async def run_broker(
     add_scram: tuple[AddScram, ...] = (),
     log_requests: int = 0,
     stop: trio.Event | None = None,
+    before_listening: Callable[[], None] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run a broker until cancelled, or until `stop` is set: then it shuts down in a controlled way (a cluster node
     has its leaderships moved away first) and returns. Started with the port it listens on. `log_requests`: log
-    every N-th request (kbroker/request_log.py)."""
+    every N-th request (kbroker/request_log.py); `before_listening`: see `Broker.run`."""
     async with (
         open_broker(config, add_scram=add_scram, log_requests=log_requests) as broker,
         trio.open_nursery() as nursery,
     ):
-        port: int = await nursery.start(broker.run)
+        port: int = await nursery.start(functools.partial(broker.run, before_listening=before_listening))
         task_status.started(port)
         if stop is None:
             return  # (the nursery runs the broker until cancelled)
