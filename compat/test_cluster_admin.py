@@ -375,8 +375,11 @@ class Traffic:
             self.errors.append("records still undelivered")
 
     def _consume(self) -> None:
+        # The group's debug log goes to stderr, which pytest shows when the test fails: once in CI (at 923a90b) the
+        # member stopped talking to its new coordinator after a restart and nothing said why.
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.topic,
-                             "auto.offset.reset": "earliest", "session.timeout.ms": 10_000})  # fmt: skip
+                             "auto.offset.reset": "earliest", "session.timeout.ms": 10_000,
+                             "debug": "cgrp"})  # fmt: skip
         consumer.subscribe([self.topic])
         try:
             idle_since = None
