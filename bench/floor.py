@@ -21,7 +21,11 @@ request costs a loopback round trip. Each step is measured here alone, in this p
   flusher threads pay it for Kafka, which does not fsync by default);
 - crc32c: the CRC-32C of 1 MiB (the crc32c package, as kbroker checks every batch);
 - round trip: a 60-byte request answered with 60 bytes over loopback, the answering side's CPU per exchange (the
-  wake-ups of a 2-vCPU virtual machine are most of it).
+  wake-ups of a 2-vCPU virtual machine are most of it);
+- fsync round: what an acks=all produce adds per fsync round in the thread that asks for it, kbroker's way (Linux
+  asynchronous I/O, kbroker/log/fsyncer.py): after a 16 KiB write, submit the fsync, sleep in epoll until its
+  eventfd says it ended, collect it; the CPU of write + round less that of the write alone (the writeback itself is
+  the kernel worker's). Without Linux AIO (`caio`), not measured.
 
 Medians over --rounds. bench/run.py runs this with the broker measurements (its JSON and report carry the table),
 so the figures of a run can be set against the floor of the machine they were measured on.
@@ -33,6 +37,7 @@ import argparse
 import json
 import os
 import resource
+import select
 import socket
 import statistics
 import sys
@@ -52,6 +57,7 @@ MIB = 1024 * 1024
 CHUNK = MIB
 STEP_MIB = 128
 FSYNC_MIB = 64
+FSYNC_ROUND_WRITE = 16 * 1024
 
 
 def thread_cpu() -> float:
@@ -221,6 +227,52 @@ def round_trip_us(exchanges: int) -> float:
     return spent / exchanges * 1e6
 
 
+def fsync_round_us(directory: Path, rounds: int) -> float | None:
+    """This thread's CPU per AIO fsync round (module docstring), µs; None without Linux AIO."""
+    try:
+        from caio import linux_aio
+    except ImportError:
+        return None
+    try:
+        context = linux_aio.Context(8)
+    except (OSError, ValueError, SystemError):
+        return None
+    data = os.urandom(FSYNC_ROUND_WRITE)
+    path = directory / "floor-fsync-round"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    poller = select.epoll()
+    poller.register(context.fileno, select.EPOLLIN)
+    ended: list[int] = []
+
+    def run(with_fsync: bool) -> float:
+        started = thread_cpu()
+        for i in range(rounds):
+            os.write(fd, data)
+            if not with_fsync:
+                continue
+            operation = linux_aio.Operation.fsync(fd)
+            operation.set_callback(ended.append)
+            context.submit(operation)
+            while len(ended) <= i:
+                poller.poll(5)
+                try:
+                    context.poll()  # reset the eventfd's count
+                except BlockingIOError:
+                    pass
+                context.process_events()
+        return thread_cpu() - started
+
+    try:
+        alone = run(False)
+        ended.clear()
+        with_rounds = run(True)
+    finally:
+        poller.close()
+        os.close(fd)
+        path.unlink()
+    return max(with_rounds - alone, 0.0) / rounds * 1e6
+
+
 def measure(data_dir: Path, rounds: int = 3) -> dict[str, float]:
     """Median over `rounds` of each step: µs of CPU per KiB (per exchange for the round trip)."""
     samples: dict[str, list[float]] = {}
@@ -233,7 +285,7 @@ def measure(data_dir: Path, rounds: int = 3) -> dict[str, float]:
         with open(cached, "rb") as f:  # in the page cache, as a recent segment is
             while f.read(CHUNK):
                 pass
-        steps: list[tuple[str, Callable[[], float]]] = [
+        steps: list[tuple[str, Callable[[], float | None]]] = [
             ("recv", lambda: recv_per_kib(STEP_MIB)),
             ("send", lambda: send_per_kib(STEP_MIB, None)),
             ("sendfile", lambda: send_per_kib(STEP_MIB, cached)),
@@ -241,10 +293,13 @@ def measure(data_dir: Path, rounds: int = 3) -> dict[str, float]:
             ("fsync", lambda: fsync_per_kib(directory, FSYNC_MIB)),
             ("crc32c", lambda: crc_per_kib(STEP_MIB)),
             ("round_trip", lambda: round_trip_us(2000)),
+            ("fsync_round", lambda: fsync_round_us(directory, 1000)),
         ]
         for _ in range(rounds):
             for name, step in steps:
-                samples.setdefault(name, []).append(step())
+                value = step()
+                if value is not None:
+                    samples.setdefault(name, []).append(value)
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -277,6 +332,11 @@ def table(floor: dict[str, float]) -> str:
     lines.append(
         f"| a 60-byte request and answer on loopback (answering side, µs per exchange) | {exchange:.1f} |"
     )
+    if "fsync_round" in floor:  # (runs before it was measured, and machines without Linux AIO, lack it)
+        lines.append(
+            "| an fsync round through Linux AIO after a 16 KiB write: submit, sleep until it ends, collect "
+            f"(asking thread, µs per round) | {floor['fsync_round']:.1f} |"
+        )
     return "\n".join(lines)
 
 
