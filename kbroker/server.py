@@ -11,7 +11,7 @@ import trio
 
 from kbroker.common import StartupError
 from kbroker.config import Listener
-from kbroker.connection import ListenerRuntime, serve_connection
+from kbroker.connection import IdleExpiry, ListenerRuntime, serve_connection
 from kbroker.dispatch import RequestDispatcher
 from kbroker.security.connections import ConnectionQuotas
 
@@ -76,10 +76,14 @@ async def serve(
     a connection can raise, so one bad peer never stops a listener."""
     async with trio.open_nursery() as nursery:
         for listener, runtime in bound:
+            idle = IdleExpiry(
+                runtime.idle_timeout_s
+            )  # connections.max.idle.ms, for this listener's connections
+            nursery.start_soon(idle.run)
             for sock in listener.sockets:
                 sock.listen(LISTEN_BACKLOG)
                 nursery.start_soon(
-                    _accept_loop, trio.SocketListener(sock), runtime, dispatcher, quotas, nursery
+                    _accept_loop, trio.SocketListener(sock), runtime, idle, dispatcher, quotas, nursery
                 )
             host, port = listener.sockets[0].getsockname()[:2]
             log.info("listening on %s://%s:%d", listener.listener.name, host, port)
@@ -89,6 +93,7 @@ async def serve(
 async def _accept_loop(
     listener: trio.SocketListener,
     runtime: ListenerRuntime,
+    idle: IdleExpiry,
     dispatcher: RequestDispatcher,
     quotas: ConnectionQuotas,
     nursery: trio.Nursery,
@@ -114,19 +119,20 @@ async def _accept_loop(
             log.info("closing a connection from %s: max.connections.per.ip reached", ip)
             await stream.aclose()
             continue
-        nursery.start_soon(_serve_counted, dispatcher, runtime, stream, peer, quotas, ip)
+        nursery.start_soon(_serve_counted, dispatcher, runtime, idle, stream, peer, quotas, ip)
 
 
 async def _serve_counted(
     dispatcher: RequestDispatcher,
     runtime: ListenerRuntime,
+    idle: IdleExpiry,
     stream: trio.SocketStream,
     peer: str,
     quotas: ConnectionQuotas,
     ip: str,
 ) -> None:
     try:
-        await serve_connection(dispatcher, runtime, stream, peer)
+        await serve_connection(dispatcher, runtime, idle, stream, peer)
     except Exception:
         # A bug in one connection's handling must not stop the listener (nor the broker): drop that one, say why.
         log.exception("closing the connection from %s after an internal error", peer)

@@ -1,6 +1,7 @@
 """One connection, many requests in flight (kbroker/connection.py): answers leave in request order, whether they are
 ready at once (written by the reading task itself) or wait for an fsync (acks=-1, sent by the writer task), and a
-client that stops reading its answers holds back only itself.
+client that stops reading its answers holds back only itself. connections.max.idle.ms counts only the time a
+connection waits for its peer.
 
 Raw sockets against a broker process, as a pipelining client (librdkafka, the Java client) uses them."""
 
@@ -20,11 +21,13 @@ from protocol.errors import ErrorCode
 from protocol.headers import read_response_header, response_header_version
 from protocol.messages import RESPONSES, SCHEMAS
 from protocol.messages.api_versions_request import ApiVersionsRequest
+from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.primitives import Reader
 from protocol.records import Record, build_batch
 from tests.broker_process import BrokerProcess
+from tests.conftest import BrokerFactory
 from tests.test_groups_support import Wire, create_topic
 
 pytestmark = pytest.mark.timeout(120)
@@ -120,3 +123,36 @@ def test_a_client_that_stops_reading_holds_back_only_itself(broker: BrokerProces
         assert not sender.is_alive()
     finally:
         stalled.close()
+
+
+def test_idle_expiry_closes_only_a_connection_waiting_for_its_peer(broker_factory: BrokerFactory) -> None:
+    """connections.max.idle.ms is the time a connection waits for its peer (kbroker/connection.py, IdleExpiry): a
+    client that asks more often than that is served on, a request kept waiting longer than that (a Fetch parked
+    for its max_wait_ms) is answered, and the connection is closed once its peer has then been quiet that long."""
+    broker = broker_factory(overrides={"connections.max.idle.ms": "1000"}, name="idle")
+    topic = create_topic(broker.bootstrap, 1, prefix="idle")
+    with Wire(broker.bootstrap) as wire:
+        # 2.4 s of requests 0.3 s apart: each is answered on the same connection.
+        for _ in range(8):
+            request = ApiVersionsRequest(client_software_name="idle-test", client_software_version="1")
+            assert wire.call(request, 3).error_code == ErrorCode.NONE
+            time.sleep(0.3)
+        # A fetch at the end of the empty log parks for max_wait_ms, 2.5 times the idle timeout.
+        fetch = FetchRequest(
+            replica_id=-1,
+            max_wait_ms=2500,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            topics=[FetchTopic(topic=topic, partitions=[FetchPartition(partition=0, fetch_offset=0)])],
+        )
+        asked = time.monotonic()
+        response = wire.call(fetch, 12)
+        answered = time.monotonic()
+        assert answered - asked >= 2.0, "the fetch did not park: this test no longer covers a long request"
+        assert response.error_code == ErrorCode.NONE
+        assert response.responses[0].partitions[0].error_code == ErrorCode.NONE
+        # Then the client is quiet: closed, and not before the timeout.
+        wire.sock.settimeout(10)
+        assert wire.sock.recv(1) == b""
+        assert time.monotonic() - answered >= 1.0
+    assert "idle for 1 s" in broker.log_text()
