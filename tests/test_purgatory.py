@@ -124,6 +124,90 @@ async def test_park_says_whether_anything_it_watches_moved(autojump_clock: trio.
     assert purgatory.watching(A) == purgatory.watching(B) == 0
 
 
+@pytest.mark.trio
+async def test_the_expiration_reaper_ends_each_wait_at_its_own_deadline(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """With the reaper running, parked requests hold no deadline of their own: it expires each when its deadline
+    comes, whether that is before the one it sleeps until (it sleeps less) or after, and a request woken before its
+    deadline is answered at once."""
+    purgatory = Purgatory()
+    ended: dict[str, tuple[float, bool]] = {}
+    start = trio.current_time()
+
+    async def park(name: str, tp: TopicPartition, after_s: float, done: Callable[[], bool]) -> None:
+        completed = await purgatory.wait_until([tp], done, start + after_s)
+        ended[name] = (trio.current_time() - start, completed)
+
+    async with trio.open_nursery() as reaper:
+        reaper.start_soon(purgatory.run_expiration_reaper)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(park, "late", A, 30.0, lambda: False)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(park, "early", A, 0.5, lambda: False)  # before the reaper's sleep ends
+            ready = [False]
+            nursery.start_soon(park, "woken", B, 10.0, lambda: ready[0])
+            await trio.testing.wait_all_tasks_blocked()
+            ready[0] = True
+            purgatory.wake(B)
+        reaper.cancel_scope.cancel()
+    assert ended["woken"] == (0.0, True)
+    assert ended["early"] == (0.5, False)
+    assert ended["late"] == (30.0, False)
+    assert purgatory.watching(A) == purgatory.watching(B) == 0
+
+
+@pytest.mark.trio
+async def test_the_reaper_forgets_requests_answered_before_their_deadline(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Thousands of requests parked with a long deadline and answered at once (acks=-1 produces, fetches that
+    get records): the reaper's heap keeps only a bounded number of their entries."""
+    purgatory = Purgatory()
+
+    async def one_request() -> bool:
+        ready = False
+
+        async def answer() -> None:
+            nonlocal ready
+            await trio.testing.wait_all_tasks_blocked()
+            ready = True
+            purgatory.wake(A)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer)
+            return await purgatory.wait_until([A], lambda: ready, trio.current_time() + 30)
+
+    async with trio.open_nursery() as reaper:
+        reaper.start_soon(purgatory.run_expiration_reaper)
+        await trio.testing.wait_all_tasks_blocked()
+        for _ in range(5000):
+            assert await one_request()
+        assert len(purgatory._timeouts) <= 130
+        reaper.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_reaper_that_stops_expires_every_parked_request() -> None:
+    """The broker stops (the reaper is cancelled with the replica manager): nothing stays parked on a deadline
+    nobody would see."""
+    purgatory = Purgatory()
+    results: list[bool] = []
+
+    async def park() -> None:
+        results.append(await purgatory.wait_until([A], lambda: False, trio.current_time() + 3600))
+
+    async with trio.open_nursery() as nursery, trio.open_nursery() as reaper:
+        reaper.start_soon(purgatory.run_expiration_reaper)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(park)
+        await trio.testing.wait_all_tasks_blocked()
+        assert purgatory.watching(A) == 1
+        reaper.cancel_scope.cancel()
+    assert results == [False]
+    assert purgatory.watching(A) == 0
+
+
 def fetch(tp: TopicPartition, offset: int, max_wait_ms: int) -> FetchRequest:
     return FetchRequest(
         replica_id=-1,

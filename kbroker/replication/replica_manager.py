@@ -234,11 +234,12 @@ class ReplicaManager:
     # ---- the tasks -------------------------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """The fetchers, the ISR task, the high watermark checkpoints and retention, until cancelled; then every
-        role is given up and the high watermarks are checkpointed."""
+        """The purgatory's expiration reaper, the fetchers, the ISR task, the high watermark checkpoints and
+        retention, until cancelled; then every role is given up and the high watermarks are checkpointed."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                nursery.start_soon(self.purgatory.run_expiration_reaper)
                 nursery.start_soon(self._isr_loop)
                 nursery.start_soon(self._checkpoint_loop)
                 nursery.start_soon(self._retention_loop)
