@@ -76,9 +76,8 @@ async def serve(
     a connection can raise, so one bad peer never stops a listener."""
     async with trio.open_nursery() as nursery:
         for listener, runtime in bound:
-            idle = IdleExpiry(
-                runtime.idle_timeout_s
-            )  # connections.max.idle.ms, for this listener's connections
+            # connections.max.idle.ms, for this listener's connections
+            idle = IdleExpiry(runtime.idle_timeout_s)
             nursery.start_soon(idle.run)
             for sock in listener.sockets:
                 sock.listen(LISTEN_BACKLOG)
