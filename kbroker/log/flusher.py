@@ -100,9 +100,10 @@ class GroupCommitter:
         self._requests: dict[PartitionLog, int] = {}
         self._in_flight: set[PartitionLog] = set()
         self._work = trio.Event()
-        self._handed_over: list[
-            tuple[PartitionLog, FlushPlan]
-        ] = []  # a round begun outside the task, for it to run
+        # A round begun outside the task, for it to run; whether a submitted round is being settled (what that
+        # wakes may ask for a flush at once: the round's end begins the next).
+        self._handed_over: list[tuple[PartitionLog, FlushPlan]] = []
+        self._ending = False
         self._on_flushed = on_flushed
         self.fsyncer = fsyncer or Fsyncer()
         # Flushes done so far (one log each): lets tests (and metrics) see how many produces shared one.
@@ -116,7 +117,7 @@ class GroupCommitter:
             return
         if end_offset > self._requests.get(log, 0):
             self._requests[log] = end_offset
-            if not self._in_flight:  # (the end of the round in flight begins the next)
+            if not self._in_flight and not self._ending:  # (the end of a round begins the next)
                 self._work.set()
 
     async def wait_durable(self, log: PartitionLog, end_offset: int) -> None:
@@ -135,7 +136,7 @@ class GroupCommitter:
             )
         waiter = _Waiter(end_offset, log.truncations)
         self._waiters.setdefault(log, []).append(waiter)
-        if not self._in_flight:
+        if not self._in_flight and not self._ending:
             self._work.set()
         await waiter.event.wait()
         if waiter.error is not None:
@@ -183,7 +184,11 @@ class GroupCommitter:
         for plan in plans:
             plan.close()
         self._observe(started, len(plans))
-        self._settle_round(flushes, _plan_errors(len(plans), owners, fd_errors))
+        self._ending = True
+        try:
+            self._settle_round(flushes, _plan_errors(len(plans), owners, fd_errors))
+        finally:
+            self._ending = False
         following = self._begin_round()
         if following and not self._submit_round(following):
             self._handed_over = following
