@@ -141,13 +141,17 @@ class Fsyncer:
         """fsync each of `fds` (all at once) without waiting: `on_done(errors)` is called from `run` once all have
         ended (each descriptor's error, or None). False, and nothing done, when AIO cannot take them all now (no
         AIO context, not enough room): the caller uses `fsync_all` then."""
-        if not fds or not self.aio or self._in_flight + len(fds) > self._max_in_flight:
+        if (
+            not fds
+            or not self.aio
+            or self._threads is None
+            or self._in_flight + len(fds) > self._max_in_flight
+        ):
             return False
         round_ = _Round(len(fds), on_done)
         refused = self._submit(fds, round_, list(range(len(fds))))
         if refused:
             # The file system does not take an AIO fsync of these: a thread makes them (the round ends after it).
-            assert self._threads is not None  # (self.aio)
             round_.pending += 1
             self._threads.start_soon(self._fsync_in_thread, fds, round_, refused)
         round_.submitting = False  # (none has ended yet: `run` delivers completions, the thread ends later)
