@@ -2,8 +2,8 @@
 
 Requests are handled one at a time, in the order they arrive, as Kafka does. The one exception to "finish before
 the next" is the wait of an acks=-1 produce for fsync and replication: its batches are appended at once, and the
-handler returns a `Deferred`; the connection goes on with the next requests, and the responses still leave strictly
-in request order (a deferred one holds its place: `_Responses`). So many acks=-1 batches pipelined on one connection
+handler returns a `Deferred`; the connection goes on with the next requests while a writer task sends the responses
+strictly in request order (awaiting each deferred one in turn). So many acks=-1 batches pipelined on one connection
 share one fsync and one replication round instead of paying for one each. At most `MAX_PENDING_RESPONSES` responses
 wait at a time; beyond that the reader stops reading (back-pressure).
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import trio
 
 from kbroker.config import Listener
-from kbroker.dispatch import Outgoing, PendingResponse, RequestDispatcher, SplicedFrame
+from kbroker.dispatch import Outgoing, RequestDispatcher, SplicedFrame
 from kbroker.handlers.registry import CloseConnection
 from kbroker.log.segment import FileRecords
 from kbroker.security.session import ConnectionSession
@@ -267,19 +267,16 @@ async def _read_requests(
 
 
 class _Responses:
-    """A connection's responses, sent strictly in request order.
+    """A connection's responses, sent strictly in request order by `run` (the connection's writer task).
 
     An acks=-1 produce's response waits for its fsync and replication while later requests are read and handled:
-    its place in the queue is held by a `PendingResponse`, which the task that completes the wait fulfils (the end
-    of an fsync round, a follower's fetch: Kafka's DelayedProduce completing). At most `MAX_PENDING_RESPONSES` wait;
-    beyond that `submit` waits (back-pressure: the reader stops reading).
+    its place in the queue is held by a coroutine function (`Outgoing`) that the writer awaits in turn. At most
+    `MAX_PENDING_RESPONSES` wait; beyond that `submit` waits (back-pressure: the reader stops reading).
 
-    On plain TCP a response is written with `os.write` by whichever task has it ready when it is next in line,
-    without a hand-over: the reading task for a response ready at once with nothing queued before it and nothing
-    being sent (a fetch's answer with file ranges with its sendfiles, waiting for the socket if need be); the
-    completing task for a pending response that reached the head of the queue, and the ready ones behind it. What
-    the socket does not take at once, a fetch's file ranges queued behind others, and all of TLS, go through the
-    writer task (`run`). Each hand-over to a task costs two trio task switches (~5 µs each)."""
+    On plain TCP a response that is ready at once with nothing queued before it and nothing being sent is sent by
+    the reading task itself (bytes with `os.write`, what the socket does not take at once going to the queue; a
+    fetch's answer with file ranges with its sendfiles): no hand-over to the writer task, which would cost two trio
+    task switches per request."""
 
     def __init__(
         self, stream: trio.abc.Stream, scope: trio.CancelScope, peer: str, connection_id: int
@@ -293,16 +290,10 @@ class _Responses:
         self._queue: collections.deque[Outgoing] = collections.deque()
         self._sending = False
         self._closed = False
-        self._gone = False  # the writer has ended: pending responses are dropped
         self._more = trio.Event()
         self._room = trio.Event()
 
     async def submit(self, outgoing: Outgoing) -> None:
-        if isinstance(outgoing, PendingResponse):
-            if outgoing.encoded is not None:  # completed at once
-                outgoing = outgoing.encoded
-            elif outgoing.failed:
-                raise _InternalError
         if self._fd >= 0 and not self._queue and not self._sending:
             if isinstance(outgoing, SplicedFrame):
                 # A fetch's answer with file ranges: sent from here too, waiting for the socket if need be (what
@@ -326,50 +317,7 @@ class _Responses:
         while len(self._queue) >= MAX_PENDING_RESPONSES:
             await self._room.wait()
         self._queue.append(outgoing)
-        if isinstance(outgoing, PendingResponse):
-            outgoing.listener = self._fulfilled
-            if not outgoing.ready:
-                return  # (its fulfilment sends it, or wakes the writer, once it is at the head)
-        if len(self._queue) == 1:
-            self._more.set()
-
-    def _fulfilled(self, pending: PendingResponse) -> None:
-        """A pending response has its answer (called by the task that completed it)."""
-        if self._gone or not self._queue or self._queue[0] is not pending:
-            return  # the connection is closing, or the writer reaches it in turn
-        if self._fd >= 0 and not self._sending and not pending.failed:
-            self._write_in_place()
-        else:
-            self._more.set()
-
-    def _write_in_place(self) -> None:
-        """Write the ready responses at the head of the queue with `os.write`, from the task that made the first
-        ready; whatever the socket does not take, and a head it cannot send so (file ranges), is the writer's."""
-        queue = self._queue
-        while queue:
-            head = queue[0]
-            if isinstance(head, PendingResponse):
-                if head.encoded is None:
-                    if head.failed:
-                        self._more.set()  # the writer closes the connection
-                    return  # fulfilled later: written then
-                head = head.encoded
-            if not isinstance(head, bytearray | bytes):
-                break  # file ranges: the writer's
-            try:
-                sent = os.write(self._fd, head)
-            except BlockingIOError:
-                sent = 0
-            except OSError:  # the peer is gone: the writer finds out too
-                break
-            queue.popleft()
-            self._room.set()
-            self._room = trio.Event()
-            if sent < len(head):
-                queue.appendleft(bytes(memoryview(head)[sent:]))
-                break
-        if queue:
-            self._more.set()
+        self._more.set()
 
     def close(self) -> None:
         """No more responses: the writer ends once it has sent those queued."""
@@ -379,18 +327,12 @@ class _Responses:
     async def run(self) -> None:
         try:
             while True:
-                while not self._queue or (
-                    isinstance(self._queue[0], PendingResponse) and not self._queue[0].ready
-                ):
-                    if self._closed and not self._queue:
+                while not self._queue:
+                    if self._closed:
                         return
                     await self._more.wait()
                     self._more = trio.Event()
                 outgoing = self._queue[0]
-                if isinstance(outgoing, PendingResponse):
-                    if outgoing.encoded is None:
-                        raise _InternalError
-                    outgoing = outgoing.encoded
                 self._sending = True
                 try:
                     await self._send(outgoing)
@@ -401,41 +343,29 @@ class _Responses:
                 self._room = trio.Event()
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError, ssl.SSLError):
             self._scope.cancel()
-        except _InternalError:
-            log.info("closing connection %d from %s after an internal error", self._connection_id, self._peer)
-            self._scope.cancel()
         except Exception:
             log.exception(
                 "closing connection %d from %s after an internal error", self._connection_id, self._peer
             )
             self._scope.cancel()
-        finally:
-            self._gone = True
-            for outgoing in self._queue:
-                if isinstance(outgoing, PendingResponse):
-                    outgoing.cancel()  # (its parked produce is dropped unanswered)
-            self._queue.clear()
 
-    async def _send(self, outgoing: bytearray | bytes | SplicedFrame) -> None:
+    async def _send(self, outgoing: Outgoing) -> None:
         # On plain TCP a fetch's records go from the segment files to the socket with sendfile (no copy through
         # Python); TLS must encrypt them, so it sends their bytes.
-        if not isinstance(outgoing, SplicedFrame):
+        data = outgoing if isinstance(outgoing, bytearray | bytes | SplicedFrame) else await outgoing()
+        if not isinstance(data, SplicedFrame):
             if self._sock is not None:
-                await _write_all(self._sock, memoryview(outgoing))
+                await _write_all(self._sock, memoryview(data))
             else:
-                await self._stream.send_all(outgoing)
+                await self._stream.send_all(data)
             return
         try:
             if self._sock is not None:
-                await _send_spliced(self._sock, outgoing)
+                await _send_spliced(self._sock, data)
             else:
-                await self._stream.send_all(b"".join(_materialized(outgoing)))
+                await self._stream.send_all(b"".join(_materialized(data)))
         finally:
-            outgoing.close()
-
-
-class _InternalError(Exception):
-    """A response could not be encoded (logged where it happened): the connection closes."""
+            data.close()
 
 
 def _materialized(frame: SplicedFrame) -> list[bytes | memoryview]:

@@ -8,13 +8,12 @@ the response. No sockets here: kbroker/connection.py moves the bytes.
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kbroker.handlers.registry import CloseConnection, Deferred, Handler, RequestContext, no_cancel
+from kbroker.handlers.registry import CloseConnection, Deferred, Handler, RequestContext
 from kbroker.handlers.services import BrokerServices
 from kbroker.request_log import RequestLog
 from kbroker.security import quotas as q
@@ -53,43 +52,9 @@ class SplicedFrame:
                 part.close()
 
 
-log = logging.getLogger(__name__)
-
+# What the dispatcher gives the connection: an encoded response, or a coroutine function that produces one later.
 Encoded = bytearray | SplicedFrame
-
-
-class PendingResponse:
-    """The place of a response that another task completes later (a `Deferred`: an acks=-1 produce), held in the
-    connection's order of responses. `fulfil` (or `fail`, if encoding it failed) tells the connection, which sends
-    it from there when it is next in line (kbroker/connection.py); `cancel` drops the wait if the connection goes
-    first."""
-
-    __slots__ = ("cancel", "encoded", "failed", "listener")
-
-    def __init__(self) -> None:
-        self.encoded: Encoded | None = None
-        self.failed = False
-        self.cancel: Callable[[], None] = no_cancel
-        self.listener: Callable[[PendingResponse], None] | None = None
-        """Set by the connection once the response is in its queue."""
-
-    @property
-    def ready(self) -> bool:
-        return self.encoded is not None or self.failed
-
-    def fulfil(self, encoded: Encoded) -> None:
-        self.encoded = encoded
-        if self.listener is not None:
-            self.listener(self)
-
-    def fail(self) -> None:
-        self.failed = True
-        if self.listener is not None:
-            self.listener(self)
-
-
-# What the dispatcher gives the connection: an encoded response, or the place of one completed later.
-Outgoing = bytearray | bytes | SplicedFrame | PendingResponse
+Outgoing = bytearray | bytes | SplicedFrame | Callable[[], Awaitable[Encoded]]
 
 
 class RequestDispatcher:
@@ -160,24 +125,16 @@ class RequestDispatcher:
             return None
         header_version = response_header_version(schema, version)
         if isinstance(response, Deferred):
-            pending = PendingResponse()
+            deferred = response
 
-            def answer(respond: Callable[[], object]) -> None:
-                # Called from the task that completed the wait (an fsync round's end, a follower's fetch): a
-                # failure here is this connection's alone.
-                try:
-                    message = respond()
-                    _set_throttle(message, throttle_ms)
-                    out = _encode_response(header.correlation_id, header_version, message, version)
-                    self._done(api_key, ctx, len(out), started)
-                except Exception:
-                    log.exception("internal error answering %s from %s", api_key.name, ctx.client_host)
-                    pending.fail()
-                else:
-                    pending.fulfil(out)
+            async def encode_later() -> Encoded:
+                answer = await deferred.wait()
+                _set_throttle(answer, throttle_ms)
+                out = _encode_response(header.correlation_id, header_version, answer, version)
+                self._done(api_key, ctx, len(out), started)
+                return out
 
-            pending.cancel = response.start(answer)
-            return pending
+            return encode_later
         _set_throttle(response, throttle_ms)
         out = _encode_response(header.correlation_id, header_version, response, version)
         self._done(api_key, ctx, len(out), started)

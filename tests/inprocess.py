@@ -94,26 +94,8 @@ async def call(broker: Broker, request: Any, version: int, session: ConnectionSe
     assert handler.min_version <= version <= handler.max_version, f"{api_key.name} v{version} is not served"
     response = await handler.fn(context(broker, api_key, version, session=session), request)
     if isinstance(response, Deferred):
-        return await awaited(response)
+        return await response.wait()
     return response
-
-
-async def awaited(deferred: Deferred[Any]) -> Any:
-    """The response of a `Deferred`, awaited (the dispatcher's connection gets it from the task that completes it)."""
-    done = trio.Event()
-    responses: list[Callable[[], Any]] = []
-
-    def answer(respond: Callable[[], Any]) -> None:
-        responses.append(respond)
-        done.set()
-
-    cancel = deferred.start(answer)
-    try:
-        await done.wait()
-    finally:
-        if not done.is_set():
-            cancel()
-    return responses[0]()
 
 
 async def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0, poll_s: float = 0.005) -> None:

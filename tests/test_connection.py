@@ -1,7 +1,7 @@
 """One connection, many requests in flight (kbroker/connection.py): answers leave in request order, whether they are
-ready at once (written by the reading task itself) or wait for an fsync (acks=-1, written by the task that ends the
-fsync round, or by the writer task), and a client that stops reading its answers holds back only itself.
-connections.max.idle.ms counts only the time a connection waits for its peer.
+ready at once (written by the reading task itself) or wait for an fsync (acks=-1, sent by the writer task), and a
+client that stops reading its answers holds back only itself. connections.max.idle.ms counts only the time a
+connection waits for its peer.
 
 Raw sockets against a broker process, as a pipelining client (librdkafka, the Java client) uses them."""
 

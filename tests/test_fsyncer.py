@@ -109,36 +109,3 @@ async def test_signals_arriving_while_completions_are_collected_are_not_errors(t
             await pester.wait()
         signal.signal(signal.SIGUSR1, previous)
         os.close(fd)
-
-
-@pytest.mark.trio
-async def test_submit_calls_back_once_every_fsync_has_ended_a_refused_one_made_in_a_thread(
-    tmp_path: Path,
-) -> None:
-    """`submit` (no await: the group committer's rounds) calls back once, from the Fsyncer's task, when the last of
-    its fsyncs has ended, the one io_submit refused (a pipe: EINVAL) made in a thread; it declines (False) when AIO
-    cannot take the fsyncs, so that the caller awaits `fsync_all` instead."""
-    read_end, write_end = os.pipe()
-    (good,) = written_files(tmp_path, 1)
-    calls: list[list[OSError | None]] = []
-    done = trio.Event()
-
-    def ended(errors: list[OSError | None]) -> None:
-        calls.append(errors)
-        done.set()
-
-    try:
-        async with running(Fsyncer(max_in_flight=4)) as fsyncer:
-            assert fsyncer.submit([good, read_end], ended)
-            with trio.fail_after(10):
-                await done.wait()
-            assert not fsyncer.submit([good] * 5, ended)  # more than it has room for
-        assert not fsyncer.submit([good], ended)  # its task has ended: no AIO
-    finally:
-        for fd in (read_end, write_end, good):
-            os.close(fd)
-    assert len(calls) == 1
-    assert calls[0][0] is None
-    error = calls[0][1]
-    assert isinstance(error, OSError)
-    assert error.errno == errno.EINVAL

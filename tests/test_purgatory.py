@@ -8,7 +8,6 @@ its follower's fetch moves the high watermark past it.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,16 +18,13 @@ import trio.testing
 from kbroker.app import Broker
 from kbroker.common import TopicPartition
 from kbroker.config import BrokerConfig
-from kbroker.replication.purgatory import DelayedOperation, Purgatory
+from kbroker.replication.purgatory import Purgatory
 from protocol.errors import ErrorCode
 from protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
-from protocol.messages.produce_response import ProduceResponse
 from protocol.records import Record, build_batch
 from tests.inprocess import call, running_broker, wait_until
 from tests.memory_metadata import MemoryMetadata
-from tests.test_connection import read_answer
-from tests.test_groups_support import Wire
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -349,118 +345,3 @@ async def test_one_follower_fetch_round_moves_every_high_watermark_and_answers_t
             response = await call(broker, request, 12)
             assert [p.high_watermark for p in response.responses[0].partitions] == [1, 1]
         assert answers == [[ErrorCode.NONE, ErrorCode.NONE]]
-
-
-class _WriterSteps(trio.abc.Instrument):
-    """Counts the steps of connections' writer tasks (`_Responses.run`)."""
-
-    def __init__(self) -> None:
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task.name.endswith("_Responses.run"):
-            self.steps += 1
-
-
-def _pipelined_produces(port: int, count: int) -> list[tuple[int, int]]:
-    """(correlation id, error code) of each answer to `count` acks=-1 produces sent at once on one connection."""
-    with Wire(f"127.0.0.1:{port}") as wire:
-        request = produce(A, -1)
-        for _ in range(count):
-            wire.send(request, 9)
-        answers = []
-        for _ in range(count):
-            correlation_id, response = read_answer(wire, request, 9)
-            assert isinstance(response, ProduceResponse)
-            answers.append((correlation_id, response.responses[0].partition_responses[0].error_code))
-        return answers
-
-
-@pytest.mark.trio
-async def test_an_acks_all_answer_is_written_by_the_task_that_completes_it(tmp_path: Path) -> None:
-    """A parked acks=-1 produce (Kafka's DelayedProduce) is completed by the task that moves its partition (here the
-    end of an fsync round), which encodes the answer and writes it to the socket when it is next in line: the
-    connection's writer task is not woken for it (it was, once per answer, at ~5 µs of CPU per wake)."""
-    async with running_broker(tmp_path / "data") as broker:
-        await broker.metadata.create_topic("t", 1, 1, {})
-        steps = _WriterSteps()
-        trio.lowlevel.add_instrument(steps)
-        try:
-            with trio.fail_after(30):
-                answers = await trio.to_thread.run_sync(_pipelined_produces, broker.port_of("PLAINTEXT"), 30)
-        finally:
-            trio.lowlevel.remove_instrument(steps)
-        assert answers == [(i, ErrorCode.NONE) for i in range(1, 31)]
-        assert broker.replicas.partitions[A].log.recovery_point == 30
-        # (its start, and its end when the client closes)
-        assert steps.steps <= 2, f"the writer task ran {steps.steps} times for 30 answers"
-
-
-@pytest.mark.trio
-async def test_a_parked_produce_of_a_closed_connection_is_dropped(tmp_path: Path) -> None:
-    """The broker closes a connection (here for a request to an API that does not exist) while its acks=-1 produce
-    waits for the follower: the parked operation leaves the purgatory unanswered (it holds a view of the request's
-    buffer), and the broker serves on. (A client that closes its end gets its pending answers first, as before.)"""
-    async with running_broker(tmp_path / "data", metadata=two_brokers) as broker:
-        await broker.metadata.create_topic("t", 2, 2, {})
-        await follower_fetch(broker, A, 0)
-        purgatory = broker.replicas.purgatory
-        wire = Wire(f"127.0.0.1:{broker.port_of('PLAINTEXT')}")
-        try:
-            wire.send(produce(A, -1), 9)
-            with trio.fail_after(10):
-                await wait_until(lambda: purgatory.watching(A) == 1)
-            wire.sock.sendall(struct.pack(">ihhi", 10, 999, 0, 99) + struct.pack(">h", -1))
-            with trio.fail_after(10):
-                await wait_until(lambda: purgatory.watching(A) == 0)
-            assert await trio.to_thread.run_sync(wire.sock.recv, 100) == b"", "closed, unanswered"
-        finally:
-            wire.close()
-        assert broker.replicas.stats.parked_produces == 0
-        response = await call(broker, produce(A, 1), 9)
-        assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
-
-
-@pytest.mark.trio
-async def test_a_delayed_operation_completes_once_in_the_waking_task_or_at_its_deadline() -> None:
-    """`watch`: complete at once if it can; else checked at each wake of its keys and completed right there (once),
-    expired by the reaper at its deadline, or taken back by `forget` without completing."""
-    purgatory = Purgatory()
-    ready = {A: False, B: False}
-    completed: list[tuple[str, bool]] = []
-
-    def operation(name: str, tp: TopicPartition, deadline: float) -> DelayedOperation:
-        op = DelayedOperation([tp], lambda: ready[tp], lambda: completed.append((name, op.expired)), deadline)
-        return op
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(purgatory.run_expiration_reaper)
-        await trio.testing.wait_all_tasks_blocked()
-        now = trio.current_time()
-        ready[B] = True
-        purgatory.watch(operation("at once", B, now + 60))
-        assert completed == [("at once", False)]
-        ready[B] = False
-
-        woken, expiring, forgotten = (
-            operation("woken", A, now + 60),
-            operation("expiring", B, now + 0.05),
-            operation("forgotten", A, now + 60),
-        )
-        for op in (woken, expiring, forgotten):
-            purgatory.watch(op)
-        assert (purgatory.watching(A), purgatory.watching(B)) == (2, 1)
-        assert purgatory.forget(forgotten)
-        assert not purgatory.forget(forgotten)
-        purgatory.wake(A)  # not ready: stays parked
-        assert completed == [("at once", False)]
-        ready[A] = True
-        purgatory.wake(A)
-        purgatory.wake(A)
-        assert completed == [("at once", False), ("woken", False)]
-        assert purgatory.watching(A) == 0
-        with trio.fail_after(10):
-            await wait_until(lambda: len(completed) == 3)
-        assert completed[2] == ("expiring", True)
-        assert purgatory.watching(B) == 0
-        nursery.cancel_scope.cancel()

@@ -26,11 +26,8 @@ every producer retries.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 from kbroker.common import KafkaError, TopicPartition
-from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext, handles, no_cancel
+from kbroker.handlers.registry import CloseConnection, Deferred, RequestContext, handles
 from kbroker.log.producer_state import VerificationGuard
 from kbroker.replication.replica_manager import ProduceResult
 from kbroker.security.acl import AclOperation as Op
@@ -163,23 +160,15 @@ async def handle(
         # The wait must not hold on to `req`: its records are views of the request's buffer (~1 MiB from most
         # clients), and a connection keeps up to MAX_PENDING_RESPONSES of these waits at once.
         timeout_ms = req.timeout_ms
-        replicas = services.replicas
 
-        def respond() -> ProduceResponse:
+        async def acknowledged() -> ProduceResponse:
+            await services.replicas.wait_for_acks(results, timeout_ms)
             for response, result in zip(answered, results, strict=True):
                 _answer(response, result)
             return _response(ctx, responses)
 
-        def start(answer: Callable[[Callable[[], ProduceResponse]], None]) -> Callable[[], None]:
-            operation = replicas.delay_produce(results, timeout_ms, lambda: answer(respond))
-            return (
-                no_cancel
-                if operation is None
-                else functools.partial(replicas.cancel_delayed_produce, operation)
-            )
-
         # The batches are appended (in request order) already; only the acknowledgement waits.
-        return Deferred(start)
+        return Deferred(acknowledged)
     if req.acks == 0:
         if any(p.error_code for t in responses for p in t.partition_responses):
             # acks=0 producers never read a response: Kafka closes the connection so they notice and refresh metadata

@@ -28,6 +28,7 @@ from protocol.schema import MessageSchema
 
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
+Resp_co = TypeVar("Resp_co", covariant=True)
 
 
 class CloseConnection(Exception):
@@ -35,22 +36,15 @@ class CloseConnection(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Deferred(Generic[Resp]):
+class Deferred(Generic[Resp_co]):
     """A response that is ready only later (a produce with acks=-1 waits for fsync and replication).
 
     The connection goes on reading and handling the requests behind it meanwhile, so that many acks=-1 batches
     pipelined on one connection share one fsync and one replication round; responses still go out in request
-    order. `start(answer)` begins the wait: `answer(respond)` is called once, from whichever task completes it
-    (no task waits for it: kbroker/replication/purgatory.py), or at once, and `respond()` builds the response
-    (the caller of `answer` contains what it raises); `start` returns what drops the wait unanswered (the
-    connection has closed).
+    order. `wait()` returns the response message.
     """
 
-    start: Callable[[Callable[[Callable[[], Resp]], None]], Callable[[], None]]
-
-
-def no_cancel() -> None:
-    """What cancels a `Deferred` that has nothing left to cancel."""
+    wait: Callable[[], Awaitable[Resp_co]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,6 @@ from kbroker.metadata.api import ClusterAdmin, MetadataView, ProducerIdManager, 
 from kbroker.metadata.image import BrokerRegistration
 from kbroker.replication.fetch_session import FetchManager, FetchSessionCache
 from kbroker.replication.partition import PartitionRead
-from kbroker.replication.purgatory import DelayedOperation
 from kbroker.replication.replica_manager import (
     FetchParams,
     LogDirPartition,
@@ -69,11 +68,7 @@ class Replicas(Protocol):
         self, producer_id: int, partitions: Iterable[TopicPartition], now_ms: int
     ) -> dict[TopicPartition, VerificationGuard]: ...
 
-    def delay_produce(
-        self, results: Sequence[ProduceResult], timeout_ms: int, on_complete: Callable[[], None]
-    ) -> DelayedOperation | None: ...
-
-    def cancel_delayed_produce(self, operation: DelayedOperation) -> None: ...
+    async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None: ...
 
     async def fetch_messages(self, params: FetchParams) -> list[PartitionRead]: ...
 

@@ -6,20 +6,14 @@ failed to), and `await wait_durable(log, end_offset)` returns once every offset 
 fsynced. `execute_plans` is the same machinery for a caller with flush plans of its own (a follower's replication
 round).
 
-The committer works in rounds: it captures a flush plan (on the trio thread) for every log with a request or a
-waiter and fsyncs all their files at once through the `Fsyncer` (kbroker/log/fsyncer.py: Linux asynchronous I/O,
-so that no Python thread is handed work per round; worker threads where that is not available), then settles
-every waiter of the round's logs and starts the next round if anything was appended meanwhile. So requests
-arriving while a round runs share the next one (the number of fsyncs follows the disk's speed, not the request
-rate), and a round costs about one fsync's latency however many logs it covers: on ext4 (and XFS) concurrent
-fsyncs join one journal commit, so they also end together. A plan with more to do after its data's fsync (a
-segment was rolled: its indexes, then the directory) finishes in a worker thread.
-
-A round begins in the committer's task (`run`, started in the broker's nursery), woken by the first request after
-a quiet spell, so that every request handled in the same pass of the event loop shares it. A round of data fsyncs
-through AIO ends where the Fsyncer collects the completions (`Fsyncer.submit`), which settles it and submits the
-next: under steady load no task of the committer's is woken at all (a trio task's wake costs ~5 µs of CPU, and an
-acks=-1 produce paid two). The other rounds (a rolled segment, no AIO) run in the task (`execute_plans`).
+The committer's task (`run`, started in the broker's nursery) works in rounds: it captures a flush plan (on the
+trio thread) for every log with a request or a waiter and fsyncs all their files at once through the `Fsyncer`
+(kbroker/log/fsyncer.py: Linux asynchronous I/O, so that no Python thread is handed work per round; worker
+threads where that is not available), then settles every waiter of the round's logs and starts the next round if
+anything was appended meanwhile. So requests arriving while a round runs share the next one (the number of fsyncs
+follows the disk's speed, not the request rate), and a round costs about one fsync's latency however many logs it
+covers: on ext4 (and XFS) concurrent fsyncs join one journal commit, so they also end together. A plan with more
+to do after its data's fsync (a segment was rolled: its indexes, then the directory) finishes in a worker thread.
 
 An fsync error takes the log offline and fails its waiters with KAFKA_STORAGE_ERROR. The flush is never retried:
 after a failed fsync the kernel may have dropped the dirty pages, so a later "successful" fsync would acknowledge
@@ -71,27 +65,6 @@ def _finish_each(plans: list[FlushPlan]) -> list[BaseException | None]:
     return errors
 
 
-def _descriptors(plans: list[FlushPlan]) -> tuple[list[int], list[int]]:
-    """Every plan's data descriptors, and for each the index of its plan."""
-    fds: list[int] = []
-    owners: list[int] = []
-    for index, plan in enumerate(plans):
-        fds += plan.data_fds
-        owners += [index] * len(plan.data_fds)
-    return fds, owners
-
-
-def _plan_errors(
-    count: int, owners: list[int], fd_errors: list[OSError | None]
-) -> list[BaseException | None]:
-    """Each plan's first fsync error, or None."""
-    errors: list[BaseException | None] = [None] * count
-    for owner, failed in zip(owners, fd_errors, strict=True):
-        if failed is not None and errors[owner] is None:
-            errors[owner] = failed
-    return errors
-
-
 class GroupCommitter:
     def __init__(
         self, on_flushed: Callable[[PartitionLog], None] | None = None, fsyncer: Fsyncer | None = None
@@ -100,10 +73,6 @@ class GroupCommitter:
         self._requests: dict[PartitionLog, int] = {}
         self._in_flight: set[PartitionLog] = set()
         self._work = trio.Event()
-        # A round begun outside the task, for it to run; whether a submitted round is being settled (what that
-        # wakes may ask for a flush at once: the round's end begins the next).
-        self._handed_over: list[tuple[PartitionLog, FlushPlan]] = []
-        self._ending = False
         self._on_flushed = on_flushed
         self.fsyncer = fsyncer or Fsyncer()
         # Flushes done so far (one log each): lets tests (and metrics) see how many produces shared one.
@@ -117,7 +86,7 @@ class GroupCommitter:
             return
         if end_offset > self._requests.get(log, 0):
             self._requests[log] = end_offset
-            if not self._in_flight and not self._ending:  # (the end of a round begins the next)
+            if log not in self._in_flight:
                 self._work.set()
 
     async def wait_durable(self, log: PartitionLog, end_offset: int) -> None:
@@ -136,7 +105,7 @@ class GroupCommitter:
             )
         waiter = _Waiter(end_offset, log.truncations)
         self._waiters.setdefault(log, []).append(waiter)
-        if not self._in_flight and not self._ending:
+        if log not in self._in_flight:
             self._work.set()
         await waiter.event.wait()
         if waiter.error is not None:
@@ -151,57 +120,30 @@ class GroupCommitter:
                     await self._work.wait()
                     self._work = trio.Event()
                     while True:
-                        flushes, self._handed_over = self._handed_over or self._begin_round(), []
-                        if not flushes or self._submit_round(flushes):
-                            break  # (a submitted round is settled where it ends, and begins the next)
+                        flushes = self._begin_round()
+                        if not flushes:
+                            break
                         # Not cancellable (execute_plans): a round's outcome must be known before it is settled.
                         errors = await self.execute_plans([plan for _, plan in flushes])
                         self._settle_round(flushes, errors)
             finally:
                 nursery.cancel_scope.cancel()
 
-    def _submit_round(self, flushes: list[tuple[PartitionLog, FlushPlan]]) -> bool:
-        """Submit the round's fsyncs, to be settled where they end (`_round_ended`); False when it has to run in the
-        task: a plan with more to do than its data's fsyncs (a rolled segment), or no AIO now."""
-        plans = [plan for _, plan in flushes]
-        if any(plan.needs_finish for plan in plans):
-            return False
-        fds, owners = _descriptors(plans)
-        started = time.perf_counter()
-        return self.fsyncer.submit(
-            fds, lambda fd_errors: self._round_ended(flushes, owners, fd_errors, started)
-        )
-
-    def _round_ended(
-        self,
-        flushes: list[tuple[PartitionLog, FlushPlan]],
-        owners: list[int],
-        fd_errors: list[OSError | None],
-        started: float,
-    ) -> None:
-        """A submitted round's fsyncs have ended (called by the Fsyncer's task): settle it, begin the next."""
-        plans = [plan for _, plan in flushes]
-        for plan in plans:
-            plan.close()
-        self._observe(started, len(plans))
-        self._ending = True
-        try:
-            self._settle_round(flushes, _plan_errors(len(plans), owners, fd_errors))
-        finally:
-            self._ending = False
-        following = self._begin_round()
-        if following and not self._submit_round(following):
-            self._handed_over = following
-            self._work.set()
-
     async def execute_plans(self, plans: list[FlushPlan]) -> list[BaseException | None]:
         """Run flush plans: every data file's fsync at once, then, in a worker thread, what the plans that rolled
         a segment have left (indexes, the directory); each plan's error, or None. The plans' descriptors are
         closed. Not cancellable: the outcome must be known (a failed plan takes its log offline)."""
         started = time.perf_counter()
-        fds, owners = _descriptors(plans)
+        fds: list[int] = []
+        owners: list[int] = []
+        for index, plan in enumerate(plans):
+            fds += plan.data_fds
+            owners += [index] * len(plan.data_fds)
+        errors: list[BaseException | None] = [None] * len(plans)
         try:
-            errors = _plan_errors(len(plans), owners, await self.fsyncer.fsync_all(fds))
+            for owner, failed in zip(owners, await self.fsyncer.fsync_all(fds), strict=True):
+                if failed is not None and errors[owner] is None:
+                    errors[owner] = failed
             rest = [i for i, plan in enumerate(plans) if errors[i] is None and plan.needs_finish]
             if rest:
                 with trio.CancelScope(shield=True):
@@ -211,13 +153,10 @@ class GroupCommitter:
         finally:
             for plan in plans:
                 plan.close()
-        self._observe(started, len(plans))
-        return errors
-
-    def _observe(self, started: float, logs: int) -> None:
         seconds = time.perf_counter() - started
-        for _ in range(logs):
+        for _ in plans:
             self.fsync_seconds.observe(seconds)
+        return errors
 
     def _begin_round(self) -> list[tuple[PartitionLog, FlushPlan]]:
         """A plan for every log that needs a flush now (none while a round is in flight)."""

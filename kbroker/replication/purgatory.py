@@ -10,12 +10,6 @@ sessions also listen to their partitions here (`listen`), parked or not: a wake 
 next (kbroker/replication/fetch_session.py). So every change that can alter a fetch's answer must wake its partition,
 including those no parked request waits for (a log start moved by retention, a log gone offline, an ISR change).
 
-A request parks in one of two ways. A task awaits `park`/`wait_until` (a long-polling fetch, which answers from its
-handler's task). Or it is handed over as a `DelayedOperation` (`watch`; an acks=-1 produce, Kafka's DelayedProduce):
-no task waits for it, its condition is checked by whichever task wakes its partition, and its completion runs
-there (the produce's answer is encoded and written to its connection from the task that ended the fsync round or
-advanced the high watermark): a parked produce costs no wake of a task of its own (~5 µs each, twice per request).
-
 Deadlines are the expiration reaper's (`run_expiration_reaper`, Kafka's name): one task sleeps until the earliest
 deadline of the parked requests and expires those due, so a parked request holds no deadline of its own in trio.
 (A cancel scope with a deadline, entered and left by every parked request, cost ~6.5 µs in a warm loop, and an
@@ -63,54 +57,6 @@ class _Watcher:
         self._event = trio.Event()
 
 
-class DelayedOperation:
-    """A request parked without a task (Kafka's DelayedOperation), handed to `Purgatory.watch`: `try_complete()` is
-    checked when it is parked and after every wake of one of its keys; `on_complete()` is called once, from the task
-    that completed it, or by the expiration reaper once `deadline` has passed (`expired` is then True). Unless
-    `Purgatory.forget` takes it back first."""
-
-    __slots__ = (
-        "_purgatory",
-        "deadline",
-        "done",
-        "expired",
-        "keys",
-        "on_complete",
-        "queued",
-        "timed",
-        "try_complete",
-    )
-
-    def __init__(
-        self,
-        keys: Iterable[TopicPartition],
-        try_complete: Callable[[], bool],
-        on_complete: Callable[[], None],
-        deadline: float,
-    ) -> None:
-        self.keys = list(dict.fromkeys(keys))
-        self.try_complete = try_complete
-        self.on_complete = on_complete
-        self.deadline = deadline
-        self.done = False
-        """Completed, expired or forgotten (its entry in the reaper's heap, if any, is stale)."""
-        self.expired = False
-        self.queued = False  # woken, in the purgatory's list to check
-        self.timed = False  # has an entry in the reaper's heap
-        self._purgatory: Purgatory | None = None
-
-    def wake(self) -> None:
-        if not self.queued and self._purgatory is not None:
-            self.queued = True
-            self._purgatory._woken.append(self)
-
-    def expire(self) -> None:
-        """The reaper's: its deadline has passed (it marked it done)."""
-        self.expired = True
-        if self._purgatory is not None:
-            self._purgatory._finish(self)
-
-
 class PartitionListener(Protocol):
     """Told of every wake of a partition it listens to, for as long as it listens (an incremental fetch session:
     kbroker/replication/fetch_session.py), whether or not a request is parked."""
@@ -120,15 +66,14 @@ class PartitionListener(Protocol):
 
 class Purgatory:
     def __init__(self) -> None:
-        self._watchers: dict[TopicPartition, set[_Watcher | DelayedOperation]] = {}
-        self._woken: list[DelayedOperation] = []  # woken by `wake`, to check once its loop is over
+        self._watchers: dict[TopicPartition, set[_Watcher]] = {}
         self._listeners: dict[TopicPartition, set[PartitionListener]] = {}
         self.wakes = 0
         """How many times a parked request was woken (for tests and metrics)."""
         # The expiration reaper's: parked requests by deadline (entries of requests no longer parked are left in
         # place, counted in `_stale`, and dropped when they reach the top or outnumber the others), and the cancel
         # scope of its sleep while it runs.
-        self._timeouts: list[tuple[float, int, _Watcher | DelayedOperation]] = []
+        self._timeouts: list[tuple[float, int, _Watcher]] = []
         self._stale = 0
         self._sequence = itertools.count()
         self._reaper: trio.CancelScope | None = None
@@ -165,18 +110,13 @@ class Purgatory:
                 watcher.done = True
                 watcher.expire()
 
-    @property
-    def reaping(self) -> bool:
-        """Whether the expiration reaper runs (else a `DelayedOperation` expires only by `expire`)."""
-        return self._reaping
-
-    def _add_timeout(self, watcher: _Watcher | DelayedOperation, deadline: float) -> None:
+    def _add_timeout(self, watcher: _Watcher, deadline: float) -> None:
         heapq.heappush(self._timeouts, (deadline, next(self._sequence), watcher))
         reaper = self._reaper
         if reaper is not None and deadline < reaper.deadline:
             reaper.deadline = deadline
 
-    def _unpark(self, watcher: _Watcher | DelayedOperation) -> None:
+    def _unpark(self, watcher: _Watcher) -> None:
         if watcher.done:  # expired: the reaper has taken its entry out
             return
         watcher.done = True
@@ -193,68 +133,10 @@ class Purgatory:
             self.wakes += len(watchers)
             for watcher in watchers:
                 watcher.wake()
-            if self._woken:
-                self._complete_woken()
         listeners = self._listeners.get(tp)
         if listeners:
             for listener in list(listeners):
                 listener.partition_changed(tp)
-
-    def watch(self, operation: DelayedOperation) -> None:
-        """Park `operation` until it completes (checked now, then after every wake of one of its keys) or its
-        deadline passes (with the reaper running; else until `expire`). It may complete here and now."""
-        if operation.try_complete():
-            operation.done = True
-            operation.on_complete()
-            return
-        operation._purgatory = self
-        for key in operation.keys:
-            self._watchers.setdefault(key, set()).add(operation)
-        if self._reaping:
-            operation.timed = True
-            self._add_timeout(operation, operation.deadline)
-
-    def forget(self, operation: DelayedOperation) -> bool:
-        """Take `operation` back without completing it (its request is gone); whether it was still parked."""
-        if operation.done:
-            return False
-        self._settle(operation)
-        return True
-
-    def expire(self, operation: DelayedOperation) -> None:
-        """Complete `operation` as expired now (its deadline passed and no reaper runs)."""
-        if not operation.done:
-            operation.expired = True
-            self._settle(operation)
-            operation.on_complete()
-
-    def _complete_woken(self) -> None:
-        woken, self._woken = self._woken, []
-        for operation in woken:
-            operation.queued = False
-            if not operation.done and operation.try_complete():
-                self._settle(operation)
-                operation.on_complete()
-
-    def _settle(self, operation: DelayedOperation) -> None:
-        """No longer parked: out of its keys' sets and (as stale) of the reaper's heap."""
-        if operation.timed:
-            self._unpark(operation)
-        operation.done = True
-        self._unwatch(operation, operation.keys)
-
-    def _finish(self, operation: DelayedOperation) -> None:
-        """An operation the reaper expired (and marked done)."""
-        self._unwatch(operation, operation.keys)
-        operation.on_complete()
-
-    def _unwatch(self, watcher: _Watcher | DelayedOperation, keys: list[TopicPartition]) -> None:
-        for key in keys:
-            watchers = self._watchers.get(key)
-            if watchers is not None:
-                watchers.discard(watcher)
-                if not watchers:
-                    del self._watchers[key]
 
     def listen(self, tp: TopicPartition, listener: PartitionListener) -> None:
         self._listeners.setdefault(tp, set()).add(listener)
@@ -312,7 +194,12 @@ class Purgatory:
         finally:
             if reaped:
                 self._unpark(watcher)
-            self._unwatch(watcher, watched)
+            for key in watched:
+                watchers = self._watchers.get(key)
+                if watchers is not None:
+                    watchers.discard(watcher)
+                    if not watchers:
+                        del self._watchers[key]
         if not watcher.woken:
             return False, False
         return is_complete(), True

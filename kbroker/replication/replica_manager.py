@@ -49,7 +49,7 @@ from kbroker.replication.checkpoint import read_checkpoint, write_checkpoint
 from kbroker.replication.client import Connector, plaintext_connector
 from kbroker.replication.fetcher import FollowState, ReplicaFetcher
 from kbroker.replication.partition import READ_UNCOMMITTED, Partition, PartitionRead
-from kbroker.replication.purgatory import DelayedOperation, Purgatory
+from kbroker.replication.purgatory import Purgatory
 from kbroker.replication.throttle import (
     FOLLOWER_THROTTLED_REPLICAS,
     LEADER_THROTTLED_REPLICAS,
@@ -723,18 +723,13 @@ class ReplicaManager:
             self._appended(result, partition, -1)
         return results
 
-    def delay_produce(
-        self, results: Sequence[ProduceResult], timeout_ms: int, on_complete: Callable[[], None]
-    ) -> DelayedOperation | None:
-        """acks=-1 without a task waiting (Kafka's DelayedProduce): `on_complete()` is called once every appended
-        batch is fsynced here and below the high watermark (on every in-sync replica), or its partition can never
-        get there, or `timeout_ms` has passed, each result's error filled in (REQUEST_TIMED_OUT for what is still
-        pending then, as Kafka answers); from the task whose change completed it, or at once. Returns the parked
-        operation (for `cancel_delayed_produce`), None if it completed at once."""
+    async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None:
+        """acks=-1: park until every appended batch is fsynced here and below the high watermark (on every in-sync
+        replica), or its partition can never get there; fill in each result's error. REQUEST_TIMED_OUT for what is
+        still pending after `timeout_ms`, as Kafka answers."""
         pending = [r for r in results if r.error is None and r.info is not None and r.partition is not None]
         if not pending:
-            on_complete()
-            return None
+            return
 
         def decided(r: ProduceResult) -> bool:
             assert r.partition is not None
@@ -743,55 +738,26 @@ class ReplicaManager:
                 r.info.last_offset, r.leader_epoch, r.truncations
             )
 
-        def complete() -> None:
-            self.stats.parked_produces -= 1
-            for r in pending:
-                assert r.partition is not None
-                assert r.info is not None
-                if self.partitions.get(r.tp) is not r.partition:
-                    r.error = KafkaError(
-                        ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{r.tp} is no longer on this node"
-                    )
-                elif not decided(r):
-                    r.error = KafkaError(
-                        ErrorCode.REQUEST_TIMED_OUT,
-                        f"not replicated to the in-sync replicas of {r.tp} within {timeout_ms} ms",
-                    )
-                else:
-                    r.error = r.partition.acks_error(r.info.last_offset, r.leader_epoch, r.truncations)
-            on_complete()
-
+        deadline = trio.current_time() + max(timeout_ms, 0) / 1000
         self.stats.parked_produces += 1
-        operation = DelayedOperation(
-            [r.tp for r in pending],
-            lambda: all(map(decided, pending)),
-            complete,
-            trio.current_time() + max(timeout_ms, 0) / 1000,
-        )
-        self.purgatory.watch(operation)
-        return None if operation.done else operation
-
-    def cancel_delayed_produce(self, operation: DelayedOperation) -> None:
-        """Its request is gone (the connection closed): drop it unanswered."""
-        if self.purgatory.forget(operation):
-            self.stats.parked_produces -= 1
-
-    async def wait_for_acks(self, results: Sequence[ProduceResult], timeout_ms: int) -> None:
-        """`delay_produce`, awaited: park until every appended batch is acknowledged, or never can be, or the
-        timeout passed; each result's error filled in."""
-        done = trio.Event()
-        operation = self.delay_produce(results, timeout_ms, done.set)
-        if operation is None:
-            return
         try:
-            if self.purgatory.reaping:
-                await done.wait()
-            else:  # (a ReplicaManager driven alone in a test) the deadline is this task's
-                with trio.move_on_at(operation.deadline):
-                    await done.wait()
-                self.purgatory.expire(operation)
+            await self.purgatory.wait_until(
+                [r.tp for r in pending], lambda: all(map(decided, pending)), deadline
+            )
         finally:
-            self.cancel_delayed_produce(operation)  # (cancelled: nothing answers it now)
+            self.stats.parked_produces -= 1
+        for r in pending:
+            assert r.partition is not None
+            assert r.info is not None
+            if self.partitions.get(r.tp) is not r.partition:
+                r.error = KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{r.tp} is no longer on this node")
+            elif not decided(r):
+                r.error = KafkaError(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"not replicated to the in-sync replicas of {r.tp} within {timeout_ms} ms",
+                )
+            else:
+                r.error = r.partition.acks_error(r.info.last_offset, r.leader_epoch, r.truncations)
 
     # ---- fetch -----------------------------------------------------------------------------------------------
 
