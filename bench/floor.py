@@ -27,6 +27,9 @@ request costs a loopback round trip. Each step is measured here alone, in this p
   eventfd says it ended, collect it; the CPU of write + round less that of the write alone (the writeback itself is
   the kernel worker's). Without Linux AIO (`caio`), not measured.
 
+With --latency-seconds, also `group_commit_latency`: the latency a broker that costs nothing but its fsyncs would
+have at acks=all on this disk (bench/README.md, "The disk alone"); bench/run.py runs it beside its latency runs.
+
 Medians over --rounds. bench/run.py runs this with the broker measurements (its JSON and report carry the table),
 so the figures of a run can be set against the floor of the machine they were measured on.
 """
@@ -42,8 +45,11 @@ import socket
 import statistics
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from crc32c import crc32c
 
@@ -58,6 +64,8 @@ CHUNK = MIB
 STEP_MIB = 128
 FSYNC_MIB = 64
 FSYNC_ROUND_WRITE = 16 * 1024
+# a v2 record batch's header, before its records (a one-record batch per request at 1,000 rec/s, linger.ms=0)
+BATCH_HEADER = 61
 
 
 def thread_cpu() -> float:
@@ -273,6 +281,87 @@ def fsync_round_us(directory: Path, rounds: int) -> float | None:
     return max(with_rounds - alone, 0.0) / rounds * 1e6
 
 
+def group_commit_latency(directory: Path, rate: float, seconds: float, size: int) -> dict[str, Any]:
+    """The produce latency at acks=all of a broker that costs nothing but its fsyncs, on this disk, now.
+
+    Records of `size` bytes (plus a batch's framing) are appended to a file on an open-loop schedule of `rate` per
+    second, as bench/run.py's latency runs send them; a second thread group-commits as kbroker's committer does:
+    one fdatasync for everything appended since the last began, each record done when the fsync that covers it
+    ends. A record's latency runs from its scheduled time to then, with no network, protocol or interpreter in it,
+    so an fsync-before-ack broker can do no better on this disk; and a stall of the disk (one fsync taking tens of
+    ms) delays every record scheduled during it, as it delays kbroker's. The first 10% are a warm-up, as in the
+    latency runs. Percentiles in ms; `longest_fsync_ms` is the slowest single fdatasync, `slow_fsyncs` how many
+    took over 2 ms, and `over_2ms` the share of the kept records answered in more than 2 ms.
+    """
+    path = directory / "floor-group-commit"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    record = os.urandom(BATCH_HEADER + RECORD_OVERHEAD + size)
+    n = max(1, int(rate * seconds))
+    due = [0.0] * n
+    done = [0.0] * n
+    fsyncs: list[float] = []  # each fdatasync's duration, s
+    appended = 0
+    finished = False
+    ready = threading.Condition()
+
+    def commit() -> None:
+        covered = 0
+        while True:
+            with ready:
+                while covered == appended and not finished:
+                    ready.wait()
+                upto = appended
+                if covered == upto:
+                    return
+            began = time.perf_counter()
+            os.fdatasync(fd)
+            ended = time.perf_counter()
+            fsyncs.append(ended - began)
+            for i in range(covered, upto):
+                done[i] = ended
+            covered = upto
+
+    committer = threading.Thread(target=commit, name="group-commit")
+    committer.start()
+    try:
+        start = time.perf_counter() + 0.01
+        for i in range(n):
+            due[i] = start + i / rate
+            wait = due[i] - time.perf_counter()
+            if wait > 0.0005:
+                time.sleep(wait - 0.0005)  # a sleep ends late by up to ~0.1 ms: the rest is spun
+            while time.perf_counter() < due[i]:
+                pass
+            os.write(fd, record)
+            with ready:
+                appended = i + 1
+                ready.notify()
+    finally:
+        with ready:
+            finished = True
+            ready.notify()
+        committer.join()
+        os.close(fd)
+        path.unlink()
+    kept = range(n // 10, n)
+    latencies = sorted(1000 * (done[i] - due[i]) for i in kept)
+
+    def quantile(q: float) -> float:
+        return latencies[min(len(latencies) - 1, round(q * (len(latencies) - 1)))]
+
+    return {
+        "records": n,
+        "seconds": seconds,
+        "p50_ms": quantile(0.50),
+        "p99_ms": quantile(0.99),
+        "cdf_ms": [quantile(q / 100) for q in range(1, 100)] + [quantile(0.999)],
+        "max_ms": latencies[-1],
+        "longest_fsync_ms": 1000 * max(fsyncs),
+        "slow_fsyncs": sum(1 for took in fsyncs if took > 0.002),
+        "over_2ms": sum(1 for latency in latencies if latency > 2) / len(latencies),
+    }
+
+
 def measure(data_dir: Path, rounds: int = 3) -> dict[str, float]:
     """Median over `rounds` of each step: µs of CPU per KiB (per exchange for the round trip)."""
     samples: dict[str, list[float]] = {}
@@ -349,6 +438,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds, medians reported [3]")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--latency-seconds",
+        type=float,
+        default=0.0,
+        help="also the disk's own acks=all latency (group_commit_latency) at 1,000 records/s of 100 B and 1 KiB, "
+        "for this long each; 0: not [0]",
+    )
     args = parser.parse_args(argv)
     floor = measure(args.data_dir, args.rounds)
     print(table(floor))
@@ -356,6 +452,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{size} B record: produce floor {per_record(floor, size, 'produce'):.3f} µs, "
             f"consume floor {per_record(floor, size, 'consume'):.3f} µs"
+        )
+    for size in (100, 1024) if args.latency_seconds > 0 else ():
+        r = group_commit_latency(args.data_dir, 1000, args.latency_seconds, size)
+        print(
+            f"{size} B record, 1,000/s, the disk alone at acks=all: p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} "
+            f"ms, max {r['max_ms']:.1f} ms; longest fsync {r['longest_fsync_ms']:.1f} ms, {r['slow_fsyncs']} over 2 ms"
         )
     if args.json is not None:
         args.json.write_text(json.dumps(floor, indent=1))

@@ -20,7 +20,10 @@ in a process of its own, started once; every scenario runs on each target in tur
 round, and the tables give medians over the rounds. CPU is the broker process's own (from /proc), per record;
 resident memory (VmRSS) is read right after each measurement; so is the 1-minute load average, because the machine
 is shared. The latency runs are the issue's: `linger.ms=0`, 1,000 records/s of the record size, 10 s, the first 10%
-a warm-up. `--scale-json` adds the figures of bench/scale.py (docs/performance-scale.json is its output).
+a warm-up; after the targets' acks=all latency runs, each round runs the same schedule on the disk alone (an append
+and a group-committed fdatasync, no broker: bench/floor.py `group_commit_latency`), and the page sets it and
+kbroker's own slow log flushes beside each round's p99. `--scale-json` adds the figures of bench/scale.py
+(docs/performance-scale.json is its output).
 
 The full run's record sizes are 100 B and 1 KiB (where the issue states its targets) and issue 12's seed classes
 (12 B, 140 B, 560 B, 1,120 B, 2,940 B, 11,760 B); the latency runs only at 100 B and 1 KiB; the topic read back
@@ -206,6 +209,54 @@ def tables(f: Figures) -> str:
     return "\n".join(lines)
 
 
+def disk_section(f: Figures) -> list[str]:
+    """The acks=all latency runs round by round beside the disk's own latency at the same schedule (bench/run.py's
+    disk floor), and kbroker's slow log flushes in each run: how much of the p99 the disk's fsync stalls make."""
+    scenario = latency_scenario("all")
+    lines: list[str] = []
+    for size in f.latency_sizes:
+        disk = {r["round"]: r for r in f.rows.get((scenario, size, bench_run.DISK), [])}
+        if not disk:
+            continue
+        if not lines:
+            lines += [
+                "### acks=all latency and the disk, round by round",
+                "",
+                "After the targets' acks=all latency runs, each round runs the same schedule on the disk alone "
+                "(bench/floor.py `group_commit_latency`: each record appended to a file, one thread group-committing "
+                "with fdatasync, no network and no broker; the targets frozen): the latency of a broker that costs "
+                "nothing but its fsyncs. An fsync that stalls for tens of ms delays every record sent during it, "
+                "for kbroker as for the disk alone; the *slow flushes* are kbroker's own log flushes over 2.5 ms in "
+                "its run (its /metrics histogram, kafka_log_logflushstats_logflush_seconds; *≤* the histogram's "
+                "bound of the slowest). Kafka acknowledges before any fsync.",
+                "",
+                "| record | round | "
+                + " | ".join(f"{n} p50 / p99" for n in f.targets)
+                + " | kbroker slow flushes (of all), slowest | disk alone p50 / p99 | disk fsyncs over 2 ms, "
+                "longest |",
+                "|---|---|" + "---|" * len(f.targets) + "---|---|---|",
+            ]
+        for rnd in sorted(disk):
+            cells = []
+            for n in f.targets:
+                run = next((r for r in f.rows.get((scenario, size, n), []) if r["round"] == rnd), None)
+                cells.append("—" if run is None else f"{run['p50_ms']:.2f} / {run['p99_ms']:.2f}")
+            kb = next((r for r in f.rows.get((scenario, size, "kbroker"), []) if r["round"] == rnd), None)
+            flushes = (
+                "—"
+                if kb is None or "log_flushes" not in kb
+                else f"{kb['log_flushes_slow']:.0f} ({kb['log_flushes']:,.0f}), ≤ {kb['longest_log_flush_ms']:g} ms"
+            )
+            d = disk[rnd]
+            lines.append(
+                f"| {size_label(size)} | {rnd + 1} | "
+                + " | ".join(cells)
+                + f" | {flushes} | {d['p50_ms']:.2f} / {d['p99_ms']:.2f} | {d['slow_fsyncs']}, "
+                f"{d['longest_fsync_ms']:.1f} ms |"
+            )
+    return [*lines, ""] if lines else []
+
+
 def floor_section(f: Figures) -> list[str]:
     """bench/floor.py's system call costs, and what they make of one record against the brokers' CPU per record."""
     if not f.floor:
@@ -288,6 +339,9 @@ def plots(f: Figures, directory: Path) -> list[str]:
                 cdf = f.cdf(latency_scenario(acks), size, n)
                 if cdf is not None:
                     ax.plot(cdf, percentiles, style, label=f"{n} acks={acks}")
+        disk = f.cdf(latency_scenario("all"), size, bench_run.DISK)
+        if disk is not None:
+            ax.plot(disk, percentiles, ":", color="grey", label="the disk alone, acks=all schedule")
         ax.set_xscale("log")
         ax.set_xlabel("produce latency (ms, log)")
         ax.set_ylabel("percentile")
@@ -596,6 +650,7 @@ def page(f: Figures, plot_names: list[str], scale_text: str, notes: str) -> str:
         "",
         tables(f),
         "",
+        *disk_section(f),
         *floor_section(f),
         round_scenario_sections(f),
     ]
