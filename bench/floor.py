@@ -302,6 +302,7 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
     fsyncs: list[float] = []  # each fdatasync's duration, s
     appended = 0
     finished = False
+    failed: list[OSError] = []  # the committer's fdatasync error, raised here once it has stopped
     ready = threading.Condition()
 
     def commit() -> None:
@@ -314,7 +315,11 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
                 if covered == upto:
                     return
             began = time.perf_counter()
-            os.fdatasync(fd)
+            try:
+                os.fdatasync(fd)
+            except OSError as exc:
+                failed.append(exc)
+                return
             ended = time.perf_counter()
             fsyncs.append(ended - began)
             for i in range(covered, upto):
@@ -326,6 +331,8 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
     try:
         start = time.perf_counter() + 0.01
         for i in range(n):
+            if failed:
+                break
             due[i] = start + i / rate
             wait = due[i] - time.perf_counter()
             if wait > 0.0005:
@@ -343,6 +350,8 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
         committer.join()
         os.close(fd)
         path.unlink()
+    if failed:
+        raise failed[0]
     kept = range(n // 10, n)
     latencies = sorted(1000 * (done[i] - due[i]) for i in kept)
 

@@ -977,7 +977,8 @@ def run(
     def disk_floor(scenario: str, size: int, rate: float) -> None:
         """After the targets' acks=all latency runs, the same schedule on the disk alone: the latency of a broker
         that costs nothing but its group-committed fsyncs (bench/floor.py group_commit_latency), every target
-        frozen meanwhile. Its tail is the disk's: the fsync stalls that no fsync-before-ack broker escapes."""
+        frozen meanwhile. Its tail is the disk's fsync stalls, which no fsync-before-ack broker escapes, and the
+        machine's own pauses (bench/README.md, "The disk alone")."""
         frozen = [t for t in targets if t.name not in failed_targets] if isolate else []
         for t in frozen:
             t.pause()
