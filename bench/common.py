@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -104,6 +105,22 @@ def cpu_delta(a: CpuSample | None, b: CpuSample | None) -> float | None:
 
 # --------------------------------------------------------------------------------------------------------------
 # the machine
+
+
+def latency_percentiles(latencies_ms: list[float]) -> dict[str, Any]:
+    """p50, p99 and the largest of a latency run's samples (ms), and its distribution for docs/performance.md's CDF
+    plot: percentiles 1 to 99, then the 99.9th (bench/run.py's latency runs, bench/floor.py's disk alone)."""
+    ordered = sorted(latencies_ms)
+
+    def quantile(q: float) -> float:
+        return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+    return {
+        "p50_ms": quantile(0.50),
+        "p99_ms": quantile(0.99),
+        "cdf_ms": [quantile(q / 100) for q in range(1, 100)] + [quantile(0.999)],
+        "max_ms": ordered[-1],
+    }
 
 
 def machine() -> str:

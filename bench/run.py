@@ -54,6 +54,7 @@ from bench.common import (  # noqa: E402
     KBrokerSource,
     cpu_delta,
     kbroker_sources,
+    latency_percentiles,
     load_average,
     machine,
     memory_returned_kib,
@@ -658,11 +659,7 @@ def produce_latency(
     return {
         "records": n,
         "achieved_rate": n / elapsed,
-        "p50_ms": 1000 * quantile(kept, 0.50),
-        # the latency distribution, for docs/performance.md's CDF plot: percentiles 1 to 99, then the 99.9th
-        "cdf_ms": [1000 * quantile(kept, q / 100) for q in range(1, 100)] + [1000 * quantile(kept, 0.999)],
-        "p99_ms": 1000 * quantile(kept, 0.99),
-        "max_ms": 1000 * max(kept),
+        **latency_percentiles([1000 * latency for latency in kept]),
         "requests_per_s": (requests[-1] - requests_before) / elapsed if requests else None,
         "max_in_flight": max(in_flight) if in_flight else None,
         "cpu": cpu_delta(cpu0, cpu1),
@@ -736,12 +733,6 @@ def latency_scenario(
         return produce_latency(target, topic, rate, seconds, value, acks, linger_ms)
     finally:
         target.delete_topic(topic)
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def check_log_start(consumer: Consumer, target: Target, topic: str, expected: int, wait: float = 30) -> None:
