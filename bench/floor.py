@@ -285,11 +285,12 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
     """The produce latency at acks=all of a broker that costs nothing but its fsyncs, on this disk, now.
 
     Records of `size` bytes (plus a batch's framing) are appended to a file on an open-loop schedule of `rate` per
-    second, as bench/run.py's latency runs send them; a second thread group-commits as kbroker's committer does:
-    one fdatasync for everything appended since the last began, each record done when the fsync that covers it
-    ends. A record's latency runs from its scheduled time to then, with no network, protocol or interpreter in it,
-    so an fsync-before-ack broker can do no better on this disk; and a stall of the disk (one fsync taking tens of
-    ms) delays every record scheduled during it, as it delays kbroker's. The first 10% are a warm-up, as in the
+    second, as bench/run.py's latency runs send them (sleeping between them, not spinning); a second thread
+    group-commits as kbroker's committer does: one fdatasync for everything appended since the last began, each
+    record done when the fsync that covers it ends. A record's latency runs from its append (a latency run's, from
+    its produce()) to then, with no network, protocol or interpreter in it, so an fsync-before-ack broker can do no
+    better on this disk; and a stall of the disk (one fsync taking tens of ms) delays every record appended during
+    it, as it delays kbroker's. The first 10% are a warm-up, as in the
     latency runs. Percentiles in ms; `longest_fsync_ms` is the slowest single fdatasync, `slow_fsyncs` how many
     took over 2 ms, and `over_2ms` the share of the kept records answered in more than 2 ms.
     """
@@ -297,7 +298,7 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     record = os.urandom(BATCH_HEADER + RECORD_OVERHEAD + size)
     n = max(1, int(rate * seconds))
-    due = [0.0] * n
+    sent = [0.0] * n
     done = [0.0] * n
     fsyncs: list[float] = []  # each fdatasync's duration, s
     appended = 0
@@ -333,12 +334,10 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
         for i in range(n):
             if failed:
                 break
-            due[i] = start + i / rate
-            wait = due[i] - time.perf_counter()
-            if wait > 0.0005:
-                time.sleep(wait - 0.0005)  # a sleep ends late by up to ~0.1 ms: the rest is spun
-            while time.perf_counter() < due[i]:
-                pass
+            wait = start + i / rate - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)  # not spun: a spinning client takes a core the fsyncs' kernel workers need
+            sent[i] = time.perf_counter()
             os.write(fd, record)
             with ready:
                 appended = i + 1
@@ -352,7 +351,7 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
         path.unlink()
     if failed:
         raise failed[0]
-    latencies = [1000 * (done[i] - due[i]) for i in range(n // 10, n)]  # the first 10% a warm-up
+    latencies = [1000 * (done[i] - sent[i]) for i in range(n // 10, n)]  # the first 10% a warm-up
     return {
         "records": n,
         "seconds": seconds,

@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -632,20 +633,35 @@ def produce_latency(
     requests_before = requests[-1] if requests else 0
     in_flight.clear()
     flushes_before = target.log_flushes()
+    # A thread of its own serves the delivery callbacks, blocked in poll() until librdkafka has a report, and the
+    # schedule sleeps. poll() counts whole milliseconds: a loop polling for the rest of each 1 ms interval asked
+    # for poll(0) and spun one of the machine's two cores, leaving the other to the broker, its kernel workers
+    # (an acks=all fsync runs in one) and librdkafka's threads, whose waits for it made the latency tail
+    # (bench/README.md, "A client that sleeps").
+    stop_serving = threading.Event()
+
+    def serve_callbacks() -> None:
+        while not stop_serving.is_set():
+            producer.poll(0.05)
+
+    server = threading.Thread(target=serve_callbacks, name="delivery-callbacks")
     cpu0, gen0 = measured_cpu(target), own_cpu()
     start = time.perf_counter()
-    for i in range(n):
-        due = start + i * interval
-        now = time.perf_counter()
-        while now < due:
-            producer.poll(due - now)  # serves delivery callbacks as they arrive
-            now = time.perf_counter()
-        sent_at = time.perf_counter()
-        producer.produce(
-            topic, value, partition=i % PARTITIONS, on_delivery=functools.partial(on_delivery, sent_at)
-        )
-    remaining = producer.flush(60)
-    elapsed = time.perf_counter() - start
+    server.start()
+    try:
+        for i in range(n):
+            wait = start + i * interval - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            sent_at = time.perf_counter()
+            producer.produce(
+                topic, value, partition=i % PARTITIONS, on_delivery=functools.partial(on_delivery, sent_at)
+            )
+        remaining = producer.flush(60)
+        elapsed = time.perf_counter() - start
+    finally:
+        stop_serving.set()
+        server.join()  # up to its poll's 50 ms: not in `elapsed`
     cpu1, gen1 = measured_cpu(target), own_cpu()
     flushes_after = target.log_flushes()
     producer.poll(0.6)  # a last statistics report
