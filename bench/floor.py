@@ -290,9 +290,9 @@ def group_commit_latency(directory: Path, rate: float, seconds: float, size: int
     record done when the fsync that covers it ends. A record's latency runs from its append (a latency run's, from
     its produce()) to then, with no network, protocol or interpreter in it, so an fsync-before-ack broker can do no
     better on this disk; and a stall of the disk (one fsync taking tens of ms) delays every record appended during
-    it, as it delays kbroker's. The first 10% are a warm-up, as in the
-    latency runs. Percentiles in ms; `longest_fsync_ms` is the slowest single fdatasync, `slow_fsyncs` how many
-    took over 2 ms, and `over_2ms` the share of the kept records answered in more than 2 ms.
+    it, as it delays kbroker's. The first 10% are a warm-up, as in the latency runs. Percentiles in ms;
+    `longest_fsync_ms` is the slowest single fdatasync, `slow_fsyncs` how many took over 2 ms, and `over_2ms` the
+    share of the kept records answered in more than 2 ms.
     """
     path = directory / "floor-group-commit"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
