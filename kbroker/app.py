@@ -161,6 +161,7 @@ class Broker:
         config = self.config
         async with trio.open_nursery() as nursery:
             await nursery.start(self.committer.run)
+            await nursery.start(self.logs.deleter.run)
             if self.admin_sockets is not None:
                 # Early, so that /health/live answers while the broker waits for its cluster.
                 await nursery.start(serve_admin, self.admin_sockets, self.admin_app())

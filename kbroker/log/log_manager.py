@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from kbroker.common import KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
+from kbroker.log.deleter import FileDeleter
 from kbroker.log.files import fsync_directory
 from kbroker.log.partition_log import MoveCount, PartitionLog
 from kbroker.log.partition_metadata import read_partition_metadata
@@ -75,6 +76,8 @@ class LogManager:
         self.default_config = default_config
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self._logs: dict[TopicPartition, PartitionLog] = {}
+        self.deleter = FileDeleter()
+        """Unlinks the files of deleted logs and segments in a worker thread (its `run` is a task of the broker's)."""
         self.high_watermark_moves = MoveCount()
         """Moves of every log's high watermark, and logs created or deleted (the checkpoint's trigger)."""
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -97,6 +100,7 @@ class LogManager:
             log = PartitionLog.open(path, config or default_config, now_ms)
             log.topic_partition = tp
             log.high_watermark_moves = self.high_watermark_moves
+            log.delete_later = self.deleter.delete_later
             log.configured = config is not None
             log.topic_id = read_partition_metadata(path)
             return log
@@ -124,6 +128,7 @@ class LogManager:
         log = PartitionLog.open(self.data_dir / partition_dir_name(tp), config, now_ms)
         log.topic_partition = tp
         log.high_watermark_moves = self.high_watermark_moves
+        log.delete_later = self.deleter.delete_later
         # The new directory entry must survive a crash, or the partition would vanish with the data written to it.
         fsync_directory(self.data_dir)
         self._logs[tp] = log
@@ -140,7 +145,7 @@ class LogManager:
         doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
         os.rename(log.directory, doomed)
         fsync_directory(self.data_dir)
-        shutil.rmtree(doomed, ignore_errors=True)
+        self.deleter.delete_later(doomed)
         return True
 
     def retention_pass(self, now_ms: int, on_moved: Callable[[PartitionLog], None] | None = None) -> int:

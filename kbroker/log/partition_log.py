@@ -26,13 +26,14 @@ import bisect
 import logging
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbroker.common import CodedError, KafkaError, TopicPartition
 from kbroker.log.config import LogConfig
+from kbroker.log.deleter import remove_now
 from kbroker.log.files import fsync_directory, out_of_space, replace_file
 from kbroker.log.leader_epoch import UNDEFINED_EPOCH, LeaderEpochCache
 from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, LOG_START_OFFSET_FILE, load_segments
@@ -160,6 +161,9 @@ class PartitionLog:
         self._log_start_offset = log_start_offset
         self._log_end_offset = segments[-1].next_offset
         self._high_watermark = self._log_end_offset
+        self.delete_later: Callable[[Path], None] = remove_now
+        """Removes the files of the segments this log lets go (renamed first); the LogManager gives its logs its
+        FileDeleter's, which unlinks them off the event loop."""
         self.high_watermark_moves = MoveCount()
         """Counts this log's high watermark moves; the LogManager gives all its logs one shared count (the high
         watermark checkpoint skips a pass when nothing moved)."""
@@ -812,7 +816,9 @@ class PartitionLog:
     def _forget_segment(self, segment: LogSegment) -> None:
         if segment in self._unflushed_sealed:
             self._unflushed_sealed.remove(segment)
-        segment.delete()
+        doomed = segment.delete()
+        if doomed is not None:
+            self.delete_later(doomed)
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete old segments: by retention.ms (a segment's largest timestamp), by retention.bytes, and those wholly

@@ -319,12 +319,21 @@ class LogSegment:
             os.close(self.fd)
             self.fd = -1
 
-    def delete(self) -> None:
+    def delete(self) -> Path | None:
+        """Close the segment and take its files away: the index files are removed, the log file renamed
+        `<base>.log.deleted` for the caller to unlink off the event loop (kbroker/log/deleter.py: unlinking a large
+        file takes long). Returns the renamed path, or None when the log file was already gone."""
+        doomed = self.directory / segment_file_name(self.base_offset, DELETED_SUFFIX)
         with self.lock:
             self.deleted = True
             self.close()
-            self.log_path.unlink(missing_ok=True)
+            try:
+                os.rename(self.log_path, doomed)
+                renamed = True
+            except FileNotFoundError:
+                renamed = False
             self._unlink_index_files()
+        return doomed if renamed else None
 
     def mark_replaced(self) -> None:
         """The log cleaner is replacing this segment (trio thread): a flush running in a worker thread must never
