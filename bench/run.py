@@ -176,6 +176,10 @@ class Target:
             sum(s.ticks for s in samples), sum(s.fine for s in samples), sum(s.system for s in samples)
         )
 
+    def data_dirs(self) -> list[Path]:
+        """The broker's data directories, where `delete_topic` waits for the topic's files to go (none: no wait)."""
+        return []
+
     def delete_topic(self, topic: str) -> None:
         """Best effort, untimed: a topic per scenario would otherwise pile up (and, with replicas, every partition
         costs the followers' fetches something). The mock has no DeleteTopics; its memory is bounded anyway."""
@@ -186,6 +190,8 @@ class Target:
             admin.delete_topics([topic], operation_timeout=30, request_timeout=30)[topic].result(35)
         except Exception as e:
             print(f"{self.name}: could not delete topic {topic}: {e!r}", flush=True)
+            return
+        wait_files_gone(self.name, self.data_dirs(), topic)
 
     def create_topic(self, topic: str, partitions: int) -> None:
         """CreateTopics, or (when the target lacks it) a Metadata request that auto-creates the topic."""
@@ -225,6 +231,34 @@ def broker_state(broker: BrokerProcess) -> str:
     return "running" if code is None else f"exited with status {code}"
 
 
+def wait_files_gone(name: str, data_dirs: list[Path], topic: str, timeout: float = 60) -> None:
+    """Until no partition directory of `topic` (`<topic>-<n>`, or renamed for deletion `<topic>-<n>.<id>-delete`)
+    is left in `data_dirs`. kbroker answers DeleteTopics once the directories are renamed and unlinks them in a
+    worker thread just after (kbroker/log/deleter.py). That takes a while for the GiBs a produce run leaves (the
+    page cache drops them page by page), and the next measurement must not get it: it starts with a sync(), and
+    a frozen broker would finish the unlink in its own next run, its CPU counted there. Best effort."""
+    deadline = time.monotonic() + timeout
+
+    def left() -> list[str]:
+        found = []
+        for directory in data_dirs:
+            try:
+                names = os.listdir(directory)
+            except FileNotFoundError:
+                continue
+            for entry in names:
+                rest = entry[len(topic) + 1 :] if entry.startswith(topic + "-") else ""
+                if rest.split(".", 1)[0].isdigit():
+                    found.append(entry)
+        return found
+
+    while remaining := left():
+        if time.monotonic() > deadline:
+            print(f"{name}: {len(remaining)} directories of deleted topic {topic} still there", flush=True)
+            return
+        time.sleep(0.01)
+
+
 class KBroker(Target):
     """`python -m kbroker serve` on a fresh data directory, through the tests' BrokerProcess, from `source`, with
     its admin listener (revisions from 20bfbb7, 2026-11-25, on: older ones lack admin.listener and do not start)."""
@@ -255,6 +289,9 @@ class KBroker(Target):
 
     def pids(self) -> list[int]:
         return [self.broker.pid] if self.broker is not None else []
+
+    def data_dirs(self) -> list[Path]:
+        return [self.broker.data_dir] if self.broker is not None else []
 
     def log_flushes(self) -> dict[float, float] | None:
         try:
@@ -330,6 +367,9 @@ class KBrokerCluster(Target):
 
     def pids(self) -> list[int]:
         return [node.pid for node in self.nodes()]
+
+    def data_dirs(self) -> list[Path]:
+        return [node.data_dir for node in self.nodes()]
 
     def alive(self) -> bool:
         return bool(self.nodes()) and all(node.is_running() for node in self.nodes())
