@@ -23,7 +23,6 @@ from kbroker.log.cleaner import (
     commit_cleaning,
     discard_segments,
     plan_cleaning,
-    remove_files,
 )
 from kbroker.log.config import LogConfig
 from kbroker.log.loader import CLEANER_CHECKPOINT_FILE, CLEANER_GAPS_FILE
@@ -606,7 +605,8 @@ def test_retention_and_delete_records_leave_segments_being_swapped(tmp_path: Pat
     doomed = log.end_segment_swap(swap)
     assert doomed
     assert all(path.exists() for path in doomed), "the caller unlinks them, off the event loop"
-    remove_files(doomed)
+    for path in doomed:
+        log.delete_later(path)
     check_compacted(log, written)
     assert log.apply_retention(now_ms=T0 + HOUR) > 0  # the next pass deletes what is below the log start
 

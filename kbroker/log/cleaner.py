@@ -24,7 +24,7 @@ One cleaning of one log (the dirtiest eligible one; one at a time):
    cleaner and pins the old segments; in a worker thread, `SegmentSwap.execute` does the renames and directory
    fsyncs that make the swap crash-safe; on the trio thread again, `end_segment_swap` puts the cleaned segments
    in the log's list and moves the checkpoint to the end of the range. Readers never wait for any of it.
-4. The replaced files are unlinked in a worker thread.
+4. The replaced files are handed to the log's `delete_later` (kbroker/log/deleter.py: unlinked in a worker thread).
 
 Batches: a batch whose records all stay is copied byte for byte. One that loses some is rebuilt with the kept
 records at their offsets, keeping its base offset and last offset delta (so its producer's last sequence number
@@ -421,11 +421,6 @@ def discard_segments(segments: Iterable[LogSegment]) -> None:
         segment.cleaned_path.unlink(missing_ok=True)
 
 
-def remove_files(paths: Iterable[Path]) -> None:
-    for path in paths:
-        path.unlink(missing_ok=True)
-
-
 def plan_cleaning(
     log: PartitionLog, now_ms: int, max_map_keys: int = DEFAULT_MAX_MAP_KEYS
 ) -> CleaningPlan | None:
@@ -466,7 +461,7 @@ def plan_cleaning(
 def commit_cleaning(log: PartitionLog, cleaned: CleanedLog) -> list[Path] | None:
     """Swap the cleaned segments in and move the checkpoint, all on the calling thread (tests and tools; the
     broker's `LogCleaner` does the file work in a worker thread). None if the log changed meanwhile (the caller
-    then discards the cleaned segments); otherwise the replaced files, for `remove_files`.
+    then discards the cleaned segments); otherwise the replaced files, for the log's `delete_later`.
     """
     swap = log.begin_segment_swap(cleaned.groups, cleaned.end_offset)
     if swap is None:
@@ -487,7 +482,8 @@ def clean_log(
     if doomed is None:
         discard_segments(group.new for group in cleaned.groups)
         return None
-    remove_files(doomed)
+    for path in doomed:
+        log.delete_later(path)
     return cleaned.stats
 
 
@@ -577,7 +573,8 @@ class LogCleaner:
             # (if the worker never ran, end_segment_swap sees an incomplete swap and takes the log offline)
             swap.done.set()
             doomed = log.end_segment_swap(swap)
-        await trio.to_thread.run_sync(remove_files, doomed)
+        for path in doomed:
+            log.delete_later(path)  # the log manager's FileDeleter: unlinked in a worker thread
         stats = cleaned.stats
         self.cleanings += 1
         self.last_stats = stats
