@@ -109,3 +109,62 @@ async def test_signals_arriving_while_completions_are_collected_are_not_errors(t
             await pester.wait()
         signal.signal(signal.SIGUSR1, previous)
         os.close(fd)
+
+
+@pytest.mark.trio
+async def test_start_answers_from_the_fsyncers_task_with_each_descriptors_error(tmp_path: Path) -> None:
+    """`start` submits and returns at once; the callback comes when every fsync has ended. io_submit queues the
+    good file and refuses the pipe behind it (EINVAL): the pipe's fsync is made in a thread, and the callback waits
+    for it too. A batch whose first descriptor io_submit refuses is declined whole (False), as is any batch once
+    the fsyncer's task has stopped."""
+    read_end, write_end = os.pipe()
+    (good,) = written_files(tmp_path, 1)
+    answers: list[list[OSError | None]] = []
+    answered = trio.Event()
+
+    def on_done(errors: list[OSError | None]) -> None:
+        answers.append(errors)
+        answered.set()
+
+    try:
+        fsyncer = Fsyncer()
+        async with running(fsyncer):
+            assert fsyncer.start([good, read_end], on_done)
+            assert answers == []  # (not called from within `start`)
+            with trio.fail_after(10):
+                await answered.wait()
+            assert not fsyncer.start([read_end, good], on_done)
+        assert not fsyncer.start([good], on_done)
+    finally:
+        for fd in (read_end, write_end, good):
+            os.close(fd)
+    assert len(answers) == 1
+    assert answers[0][0] is None
+    failed = answers[0][1]
+    assert isinstance(failed, OSError)
+    assert failed.errno == errno.EINVAL
+
+
+@pytest.mark.trio
+async def test_an_exception_in_a_start_callback_ends_the_fsyncers_task(tmp_path: Path) -> None:
+    """caio reports an exception raised by an operation's own callback as unraisable and goes on, which would
+    leave a group commit round unsettled for ever (its produces hanging): `start`'s callback is therefore called
+    after caio's, from the fsyncer's task, where an exception ends the task like any bug."""
+    (fd,) = written_files(tmp_path, 1)
+
+    def on_done(errors: list[OSError | None]) -> None:
+        raise RuntimeError("a bug in the callback")
+
+    async def fsync_with_a_failing_callback() -> None:
+        async with trio.open_nursery() as nursery:
+            fsyncer = Fsyncer()
+            await nursery.start(fsyncer.run)
+            assert fsyncer.start([fd], on_done)
+            await trio.sleep_forever()  # until the fsyncer's task fails, which cancels this
+
+    try:
+        with trio.fail_after(10), pytest.raises(BaseExceptionGroup) as raised:
+            await fsync_with_a_failing_callback()
+    finally:
+        os.close(fd)
+    assert raised.value.subgroup(lambda e: str(e) == "a bug in the callback") is not None

@@ -355,3 +355,46 @@ async def test_a_round_serves_every_waiter_and_seals_rolled_segments(
     sealed = log.segments[:-1]
     assert sealed
     assert all(s.index_path.exists() and s.time_index_path.exists() for s in sealed)
+
+
+class TaskSteps(trio.abc.Instrument):
+    """Counts the steps trio runs of the tasks whose name contains `name`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if self.name in task.name:
+            self.steps += 1
+
+
+@pytest.mark.trio
+async def test_rounds_that_follow_one_another_are_begun_in_the_fsyncers_callback(tmp_path: Path) -> None:
+    """With asynchronous fsyncs a round is settled in the fsyncer's callback, and what was appended meanwhile
+    begins the next round right there: a producer that keeps appending while rounds run gets round after round
+    without the committer's task being woken for each (a trio task switch per round)."""
+    log = open_log(tmp_path)
+    committer = GroupCommitter()
+    steps = TaskSteps("GroupCommitter.run")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        assert committer.fsyncer.aio
+        trio.lowlevel.add_instrument(steps)
+        try:
+            with trio.fail_after(20):
+                while committer.rounds < 20:
+                    info = log.append_as_leader(batch(), 0, 0)
+                    committer.request_flush(log, info.last_offset + 1)
+                    await trio.lowlevel.checkpoint()
+                await committer.wait_durable(log, log.log_end_offset)
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        nursery.cancel_scope.cancel()
+    assert log.recovery_point == log.log_end_offset
+    assert committer.rounds >= 20
+    # (Once here, to begin the first round. Each step more means the chain of rounds ran dry once: possible if an
+    # fsync ends before the producer appends again. The old way took one step per round.)
+    assert steps.steps * 4 <= committer.rounds, (
+        f"the committer's task ran {steps.steps} times for {committer.rounds}"
+    )

@@ -6,11 +6,13 @@ failed to), and `await wait_durable(log, end_offset)` returns once every offset 
 fsynced. `execute_plans` is the same machinery for a caller with flush plans of its own (a follower's replication
 round).
 
-The committer's task (`run`, started in the broker's nursery) works in rounds: it captures a flush plan (on the
-trio thread) for every log with a request or a waiter and fsyncs all their files at once through the `Fsyncer`
-(kbroker/log/fsyncer.py: Linux asynchronous I/O, so that no Python thread is handed work per round; worker
-threads where that is not available), then settles every waiter of the round's logs and starts the next round if
-anything was appended meanwhile. So requests arriving while a round runs share the next one (the number of fsyncs
+The committer works in rounds: it captures a flush plan (on the trio thread) for every log with a request or a
+waiter and fsyncs all their files at once through the `Fsyncer` (kbroker/log/fsyncer.py: Linux asynchronous I/O,
+so that no Python thread is handed work per round; worker threads where that is not available), then settles every
+waiter of the round's logs and starts the next round if anything was appended meanwhile. With asynchronous I/O the
+round is submitted with `Fsyncer.start` and settled in its callback, which begins the next round itself: the
+committer's task (`run`, started in the broker's nursery) only begins a round after an idle spell. A round needing
+a worker thread (below), or without asynchronous I/O, is run by that task with `execute_plans`. So requests arriving while a round runs share the next one (the number of fsyncs
 follows the disk's speed, not the request rate), and a round costs about one fsync's latency however many logs it
 covers: on ext4 (and XFS) concurrent fsyncs join one journal commit, so they also end together. A plan with more
 to do after its data's fsync (a segment was rolled: its indexes, then the directory) finishes in a worker thread.
@@ -72,6 +74,8 @@ class GroupCommitter:
         self._waiters: dict[PartitionLog, list[_Waiter]] = {}
         self._requests: dict[PartitionLog, int] = {}
         self._in_flight: set[PartitionLog] = set()
+        self._handed_over: list[tuple[PartitionLog, FlushPlan]] = []
+        """A round begun in the fsyncer's callback that its task must run (`execute_plans`)."""
         self._work = trio.Event()
         self._on_flushed = on_flushed
         self.fsyncer = fsyncer or Fsyncer()
@@ -120,13 +124,15 @@ class GroupCommitter:
                     await self._work.wait()
                     self._work = trio.Event()
                     while True:
-                        flushes = self._begin_round()
-                        if not flushes:
-                            break
+                        flushes, self._handed_over = self._handed_over or self._begin_round(), []
+                        if not flushes or self._submit_round(flushes):
+                            break  # (a submitted round is settled by `_round_fsynced`, which begins the next)
                         # Not cancellable (execute_plans): a round's outcome must be known before it is settled.
                         errors = await self.execute_plans([plan for _, plan in flushes])
                         self._settle_round(flushes, errors)
             finally:
+                for _, plan in self._handed_over:  # begun as the fsyncer stopped: never run
+                    plan.close()
                 nursery.cancel_scope.cancel()
 
     async def execute_plans(self, plans: list[FlushPlan]) -> list[BaseException | None]:
@@ -157,6 +163,39 @@ class GroupCommitter:
         for _ in plans:
             self.fsync_seconds.observe(seconds)
         return errors
+
+    def _submit_round(self, flushes: list[tuple[PartitionLog, FlushPlan]]) -> bool:
+        """Start the round's fsyncs through `Fsyncer.start`, to be settled in its callback; False if that cannot
+        be (no AIO, or a plan with more to do than its fsyncs: that needs a worker thread), for `execute_plans`."""
+        plans = [plan for _, plan in flushes]
+        if any(plan.needs_finish for plan in plans):
+            return False
+        fds: list[int] = []
+        owners: list[int] = []
+        for index, plan in enumerate(plans):
+            fds += plan.data_fds
+            owners += [index] * len(plan.data_fds)
+        started = time.perf_counter()
+
+        def fsynced(fsync_errors: list[OSError | None]) -> None:
+            errors: list[BaseException | None] = [None] * len(plans)
+            for owner, failed in zip(owners, fsync_errors, strict=True):
+                if failed is not None and errors[owner] is None:
+                    errors[owner] = failed
+            for plan in plans:
+                plan.close()
+            seconds = time.perf_counter() - started
+            for _ in plans:
+                self.fsync_seconds.observe(seconds)
+            self._settle_round(flushes, errors)
+            # What was appended meanwhile starts now, from here: waking the committer's task for it would cost a
+            # trio task switch per round.
+            following = self._begin_round()
+            if following and not self._submit_round(following):
+                self._handed_over = following
+                self._work.set()
+
+        return self.fsyncer.start(fds, fsynced)
 
     def _begin_round(self) -> list[tuple[PartitionLog, FlushPlan]]:
         """A plan for every log that needs a flush now (none while a round is in flight)."""

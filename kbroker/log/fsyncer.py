@@ -14,15 +14,20 @@ no longer counted in the broker's own CPU, as the kernel's flusher threads' writ
 (docs/performance.md). Where the AIO context cannot be had (not Linux, no `caio`, io_setup refused) or a file
 system refuses AIO fsync (EINVAL at submission), `fsync_all` runs `os.fsync` in a worker thread instead.
 An fsync's own failure (EIO, ENOSPC) comes back as that descriptor's error either way.
+
+Two ways in: `await fsync_all(fds)`, and `start(fds, on_done)`, which returns at once and has `run`'s task call
+`on_done` when the fsyncs have ended (the group committer's rounds: kbroker/log/flusher.py settles a round there,
+with no other trio task to wake).
 """
 
 from __future__ import annotations
 
+import collections
 import errno
 import functools
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
@@ -49,6 +54,10 @@ class Fsyncer:
         self._context: Any = None
         self._in_flight = 0
         self._room = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._finished_rounds: collections.deque[Callable[[], None]] = collections.deque()
+        """`start`'s callbacks whose fsyncs have all ended, to call."""
+        """While AIO completions are delivered: `start` is possible."""
         self.aio = False
         """Whether fsyncs currently go through AIO (for metrics and tests)."""
 
@@ -65,12 +74,17 @@ class Fsyncer:
         if self._context is None:
             await trio.sleep_forever()
         try:
-            while True:
-                await self._deliver()
+            async with trio.open_nursery() as nursery:  # (for `start`'s thread fallback)
+                self._nursery = nursery
+                try:
+                    while True:
+                        await self._deliver()
+                finally:
+                    self._nursery = None  # `start` declines from now on
+                    with trio.CancelScope(shield=True):
+                        while self._in_flight:
+                            await self._deliver()
         finally:
-            with trio.CancelScope(shield=True):
-                while self._in_flight:
-                    await self._deliver()
             self.aio = False
             self._room.set()  # a call waiting for room goes to threads now
 
@@ -82,6 +96,8 @@ class Fsyncer:
             pass
         while self._process_events():
             pass
+        while self._finished_rounds:
+            self._finished_rounds.popleft()()
 
     def _process_events(self) -> int:
         """Run each finished operation's callback; how many there were. io_getevents answers EINTR when a signal
@@ -93,6 +109,63 @@ class Fsyncer:
             except SystemError as exc:  # caio's error for a failed io_getevents: (errno, message)
                 if not exc.args or exc.args[0] != errno.EINTR:
                     raise
+
+    def start(self, fds: Sequence[int], on_done: Callable[[list[OSError | None]], None]) -> bool:
+        """Submit an AIO fsync of each of `fds` now and return at once; `on_done(errors)` (each descriptor's error
+        or None) is called from `run`'s task once the last has ended. False, with nothing submitted, when that
+        cannot be had at once (no AIO, no room for them all, io_submit refusing the first): `fsync_all` then.
+
+        This is the group committer's path: it settles a round in `on_done` itself and begins the next one there,
+        with no trio task to wake in between. What io_submit leaves of a batch after queueing part of it is
+        fsynced in a worker thread by a task of `run`'s, and `on_done` waits for that too."""
+        if not fds or self._nursery is None or self._in_flight + len(fds) > self._max_in_flight:
+            return False
+        errors: list[OSError | None] = [None] * len(fds)
+        pending = len(fds)
+
+        def settle(index: int, error: OSError | None) -> list[OSError | None] | None:
+            nonlocal pending
+            errors[index] = error
+            pending -= 1
+            return errors if not pending else None
+
+        def finished(index: int, result: int) -> None:
+            # Called by caio inside `process_events`, which would swallow an exception (it reports it as
+            # unraisable and goes on): `on_done` runs after it, from `_deliver`.
+            self._released()
+            if settle(index, _result_error(result)) is not None:
+                self._finished_rounds.append(functools.partial(on_done, errors))
+
+        operations = []
+        for index, fd in enumerate(fds):
+            operation = linux_aio.Operation.fsync(fd)
+            operation.set_callback(functools.partial(finished, index))
+            operations.append(operation)
+        try:
+            accepted = int(self._context.submit(*operations))
+        except (OSError, ValueError, OverflowError, SystemError):  # as in _submit_and_wait
+            accepted = 0
+        if not accepted:
+            return False
+        self._in_flight += accepted
+        if accepted < len(fds):
+            rest = list(range(accepted, len(fds)))
+
+            async def fsync_rest() -> None:
+                with trio.CancelScope(shield=True):  # the outcome must be known
+                    thread_errors = await trio.to_thread.run_sync(_fsync_each, [fds[i] for i in rest])
+                for i, error in zip(rest, thread_errors, strict=True):
+                    if settle(i, error) is not None:
+                        on_done(errors)
+
+            self._nursery.start_soon(fsync_rest)
+        return True
+
+    def _released(self) -> None:
+        """An AIO operation ended: its room goes to whoever waits for some."""
+        self._in_flight -= 1
+        self._room.set()
+        self._room = trio.Event()
 
     async def fsync_all(self, fds: Sequence[int]) -> list[OSError | None]:
         """fsync each of `fds` (all at once); returns each one's error, or None. Not cancellable once started:
@@ -118,13 +191,9 @@ class Fsyncer:
 
         def finished(index: int, result: int) -> None:
             nonlocal pending
-            if result >= 1 << 63:  # caio hands the result as unsigned: -errno
-                code = (1 << 64) - result
-                errors[index] = OSError(code, os.strerror(code))
+            errors[index] = _result_error(result)
             pending -= 1
-            self._in_flight -= 1
-            self._room.set()
-            self._room = trio.Event()
+            self._released()
             if not pending and not submitting:
                 done.set()
 
@@ -161,6 +230,14 @@ class Fsyncer:
         if pending:
             await done.wait()
         return refused
+
+
+def _result_error(result: int) -> OSError | None:
+    """An AIO fsync's result as its error: caio hands the kernel's result as unsigned, so -errno is above 2**63."""
+    if result < 1 << 63:
+        return None
+    code = (1 << 64) - result
+    return OSError(code, os.strerror(code))
 
 
 def _fsync_each(fds: list[int]) -> list[OSError | None]:
