@@ -3,7 +3,7 @@
 First the mechanism alone (a wake reaches exactly the requests watching that partition; a wake that comes before the
 wait is not lost), then in a broker running in process: a long-poll fetch parked on one partition is not woken by
 appends to another and is answered by an append to its own; an acks=-1 produce on a replicated partition parks until
-its follower's fetch moves the high watermark past it.
+its follower's fetch moves the high watermark past it, and appends to its partition do not wake it.
 """
 
 from __future__ import annotations
@@ -301,6 +301,51 @@ async def test_an_acks_all_produce_parks_until_the_follower_has_the_batch(tmp_pa
             await follower_fetch(broker, A, 1)
         assert answers == [ErrorCode.NONE]
         assert partition.high_watermark == 1
+
+
+@pytest.mark.trio
+async def test_appends_wake_a_parked_fetch_but_not_a_parked_acks_all_produce(tmp_path: Path) -> None:
+    """An append can answer a long-polling fetch, never an acks=-1 produce already parked (that one waits for an
+    fsync round and the high watermark, which an append moves only with an ISR of one, and then past it): appends
+    wake the fetches alone, as Kafka's append checks its fetch purgatory and not its produce purgatory."""
+    # log.flush.interval.ms: no periodic fsync of the acks=1 appends below (an fsync round wakes everything).
+    overrides = {"log.flush.interval.ms": "3600000"}
+    async with running_broker(tmp_path / "data", overrides, metadata=two_brokers) as broker:
+        await broker.metadata.create_topic("t", 2, 2, {})
+        purgatory = broker.replicas.purgatory
+        partition = broker.replicas.partitions[A]
+        await follower_fetch(broker, A, 0)
+        produced: list[int] = []
+        fetched: list[int] = []
+
+        async def producer() -> None:
+            response = await call(broker, produce(A, -1), 9)
+            produced.append(response.responses[0].partition_responses[0].error_code)
+
+        async def consumer(offset: int) -> None:
+            response = await call(broker, fetch(A, offset, max_wait_ms=30_000), 12)
+            fetched.append(len(response.responses[0].partitions[0].records or b""))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(producer)
+            await wait_until(lambda: purgatory.watching(A) == 1)
+            await wait_until(lambda: partition.log.recovery_point == 1)  # its fsync round is over
+            nursery.start_soon(consumer, 0)  # a long poll: nothing below the high watermark yet
+            await wait_until(lambda: purgatory.watching(A) == 2)
+            wakes = purgatory.wakes
+            for _ in range(20):
+                assert (await call(broker, produce(A, 1), 9)).responses[0].partition_responses[
+                    0
+                ].error_code == 0
+            # Each append woke the fetch (which looked and parked again: the high watermark waits for the
+            # follower), never the produce.
+            assert purgatory.wakes == wakes + 20
+            assert produced == []
+            assert fetched == []
+            await follower_fetch(broker, A, partition.log.log_end_offset)
+        # Both answered by the follower's fetch moving the high watermark.
+        assert produced == [ErrorCode.NONE]
+        assert fetched[0] > 0
 
 
 def produce_to(tps: list[TopicPartition], acks: int) -> ProduceRequest:

@@ -70,6 +70,7 @@ class Partition:
         *,
         node_id: int,
         on_progress: Callable[[TopicPartition], None],
+        on_append: Callable[[TopicPartition], None] | None = None,
         follower_fetch_ms: Mapping[int, int] | None = None,
     ) -> None:
         self.tp = tp
@@ -79,6 +80,8 @@ class Partition:
         self.log = log
         self.node_id = node_id
         self._on_progress = on_progress
+        # An append as leader: the purgatory's `wake_appended` (what an append can complete), `on_progress` if none.
+        self._on_append = on_append or on_progress
         self.leader_id = NO_LEADER
         self.leader_epoch = -1
         self.partition_epoch = -1
@@ -266,11 +269,12 @@ class Partition:
 
     def _appended(self, previous_end: int) -> None:
         # The log end moved (followers' parked fetches), and with an ISR of one the high watermark too: one wake
-        # for both.
+        # for both. (Not of the parked acks=-1 produces: they wait for an fsync round, and an append moves the high
+        # watermark only with an ISR of one, past them already.)
         if self.replication is not None:
             self.replication.record_append(previous_end, self._follower_fetch_ms)
         self._advance_high_watermark()
-        self._on_progress(self.tp)
+        self._on_append(self.tp)
 
     def acks_reached(self, last_offset: int, leader_epoch: int, truncations: int) -> bool:
         """Whether an acks=-1 produce of offsets up to `last_offset`, appended at `leader_epoch`, is decided: either

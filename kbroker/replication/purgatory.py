@@ -4,7 +4,8 @@ Two kinds of request park here: a Fetch that has fewer than `min_bytes` to retur
 an acks=-1 Produce whose batches are not yet fsynced and replicated to the ISR (it waits up to its `timeout_ms`).
 Each watches the topic-partitions it is about. Whatever moves a partition (an append, a high watermark or a follower's
 log end going up, an fsync round ending, a leadership change, a truncation) calls `wake(tp)`, which wakes exactly the
-requests watching `tp`; each then re-checks its own condition, a plain synchronous function of partition state. So
+requests watching `tp`; each then re-checks its own condition, a plain synchronous function of partition state. An
+append as leader calls `wake_appended(tp)`, which skips the acks=-1 produces: none can be completed by an append. So
 the cost of an append is independent of how many other partitions and parked requests exist. Incremental fetch
 sessions also listen to their partitions here (`listen`), parked or not: a wake tells them which partitions to read
 next (kbroker/replication/fetch_session.py). So every change that can alter a fetch's answer must wake its partition,
@@ -33,9 +34,11 @@ from kbroker.common import TopicPartition
 class _Watcher:
     """One parked request. A wake before the request waits is not lost: the event stays set until it waits."""
 
-    __slots__ = ("_event", "done", "expired", "woken")
+    __slots__ = ("_event", "done", "expired", "woken", "woken_by_appends")
 
-    def __init__(self) -> None:
+    def __init__(self, woken_by_appends: bool) -> None:
+        self.woken_by_appends = woken_by_appends
+        """Whether an append to a watched partition can complete it (a fetch can; an acks=-1 produce cannot)."""
         self._event = trio.Event()
         self.woken = False
         """Whether it was ever woken (a wake at the deadline is not lost: the caller checks this)."""
@@ -128,11 +131,22 @@ class Purgatory:
 
     def wake(self, tp: TopicPartition) -> None:
         """`tp` moved: every request watching it looks again, and every listener of it is told."""
+        self._wake(tp, every=True)
+
+    def wake_appended(self, tp: TopicPartition) -> None:
+        """Records were appended to `tp` as its leader: `wake`, but for the requests an append cannot complete
+        (parked with `woken_by_appends=False`: acks=-1 produces, which wait for an fsync round and the high
+        watermark; an append moves the high watermark only with an ISR of one, and then past the produces already
+        parked). So Kafka's append checks its fetch purgatory, not its produce purgatory."""
+        self._wake(tp, every=False)
+
+    def _wake(self, tp: TopicPartition, every: bool) -> None:
         watchers = self._watchers.get(tp)
         if watchers:
-            self.wakes += len(watchers)
             for watcher in watchers:
-                watcher.wake()
+                if every or watcher.woken_by_appends:
+                    self.wakes += 1
+                    watcher.wake()
         listeners = self._listeners.get(tp)
         if listeners:
             for listener in list(listeners):
@@ -157,21 +171,31 @@ class Purgatory:
         return len(self._watchers.get(tp, ()))
 
     async def wait_until(
-        self, keys: Iterable[TopicPartition], is_complete: Callable[[], bool], deadline: float
+        self,
+        keys: Iterable[TopicPartition],
+        is_complete: Callable[[], bool],
+        deadline: float,
+        *,
+        woken_by_appends: bool = True,
     ) -> bool:
         """Park until `is_complete()` (checked now, then after every wake of one of `keys`) or trio's clock
         reaches `deadline`. Returns whether it completed."""
-        completed, _ = await self.park(keys, is_complete, deadline)
+        completed, _ = await self.park(keys, is_complete, deadline, woken_by_appends=woken_by_appends)
         return completed
 
     async def park(
-        self, keys: Iterable[TopicPartition], is_complete: Callable[[], bool], deadline: float
+        self,
+        keys: Iterable[TopicPartition],
+        is_complete: Callable[[], bool],
+        deadline: float,
+        *,
+        woken_by_appends: bool = True,
     ) -> tuple[bool, bool]:
         """`wait_until`, also saying whether any of `keys` was woken meanwhile: if none was, nothing the request
         watches has moved since it parked (a long-polling fetch can answer with what it read when it came in)."""
         if is_complete():
             return True, False
-        watcher = _Watcher()
+        watcher = _Watcher(woken_by_appends)
         watched = list(dict.fromkeys(keys))
         for key in watched:
             self._watchers.setdefault(key, set()).add(watcher)

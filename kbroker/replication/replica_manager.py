@@ -482,6 +482,7 @@ class ReplicaManager:
             plog,
             node_id=self.node_id,
             on_progress=self.purgatory.wake,
+            on_append=self.purgatory.wake_appended,
             follower_fetch_ms=self.follower_fetch_ms,
         )
         self.partitions[tp] = partition
@@ -742,7 +743,7 @@ class ReplicaManager:
         self.stats.parked_produces += 1
         try:
             await self.purgatory.wait_until(
-                [r.tp for r in pending], lambda: all(map(decided, pending)), deadline
+                [r.tp for r in pending], lambda: all(map(decided, pending)), deadline, woken_by_appends=False
             )
         finally:
             self.stats.parked_produces -= 1
