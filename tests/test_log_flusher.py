@@ -398,3 +398,44 @@ async def test_rounds_that_follow_one_another_are_begun_in_the_fsyncers_callback
     assert steps.steps * 4 <= committer.rounds, (
         f"the committer's task ran {steps.steps} times for {committer.rounds}"
     )
+
+
+def descriptors_of(path: Path) -> int:
+    """How many of this process's descriptors are open on `path`."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                count += 1
+        except OSError:  # closed meanwhile (listdir's own descriptor)
+            continue
+    return count
+
+
+@pytest.mark.trio
+async def test_a_committer_stopped_mid_stream_leaves_no_duplicated_descriptor(tmp_path: Path) -> None:
+    """Each round's plan holds duplicated descriptors of the segments until the round is settled. A committer
+    stopped while a producer keeps asking for flushes (its last rounds' completions come in as the fsyncer stops,
+    and may begin rounds that never run) closes every one of them."""
+    log = open_log(tmp_path)
+    segment = log.segments[0].log_path
+
+    async def producer(committer: GroupCommitter, enough: trio.Event) -> None:
+        while True:
+            info = log.append_as_leader(batch(), 0, 0)
+            committer.request_flush(log, info.last_offset + 1)
+            if committer.rounds >= 5:
+                enough.set()
+            await trio.lowlevel.checkpoint()
+
+    for _ in range(10):
+        committer = GroupCommitter()
+        enough = trio.Event()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(committer.run)
+            nursery.start_soon(producer, committer, enough)
+            with trio.fail_after(10):
+                await enough.wait()
+            nursery.cancel_scope.cancel()
+        assert descriptors_of(segment) == 1  # the log's own
+    log.close()

@@ -12,10 +12,11 @@ so that no Python thread is handed work per round; worker threads where that is 
 waiter of the round's logs and starts the next round if anything was appended meanwhile. With asynchronous I/O the
 round is submitted with `Fsyncer.start` and settled in its callback, which begins the next round itself: the
 committer's task (`run`, started in the broker's nursery) only begins a round after an idle spell. A round needing
-a worker thread (below), or without asynchronous I/O, is run by that task with `execute_plans`. So requests arriving while a round runs share the next one (the number of fsyncs
-follows the disk's speed, not the request rate), and a round costs about one fsync's latency however many logs it
-covers: on ext4 (and XFS) concurrent fsyncs join one journal commit, so they also end together. A plan with more
-to do after its data's fsync (a segment was rolled: its indexes, then the directory) finishes in a worker thread.
+a worker thread (below), or without asynchronous I/O, is run by that task with `execute_plans`. So requests
+arriving while a round runs share the next one (the number of fsyncs follows the disk's speed, not the request
+rate), and a round costs about one fsync's latency however many logs it covers: on ext4 (and XFS) concurrent
+fsyncs join one journal commit, so they also end together. A plan with more to do after its data's fsync (a segment
+was rolled: its indexes, then the directory) finishes in a worker thread.
 
 An fsync error takes the log offline and fails its waiters with KAFKA_STORAGE_ERROR. The flush is never retried:
 after a failed fsync the kernel may have dropped the dirty pages, so a later "successful" fsync would acknowledge
@@ -116,24 +117,28 @@ class GroupCommitter:
             raise waiter.error
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.fsyncer.run)
-            task_status.started()
-            try:
-                while True:
-                    await self._work.wait()
-                    self._work = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.fsyncer.run)
+                task_status.started()
+                try:
                     while True:
-                        flushes, self._handed_over = self._handed_over or self._begin_round(), []
-                        if not flushes or self._submit_round(flushes):
-                            break  # (a submitted round is settled by `_round_fsynced`, which begins the next)
-                        # Not cancellable (execute_plans): a round's outcome must be known before it is settled.
-                        errors = await self.execute_plans([plan for _, plan in flushes])
-                        self._settle_round(flushes, errors)
-            finally:
-                for _, plan in self._handed_over:  # begun as the fsyncer stopped: never run
-                    plan.close()
-                nursery.cancel_scope.cancel()
+                        await self._work.wait()
+                        self._work = trio.Event()
+                        while True:
+                            flushes, self._handed_over = self._handed_over or self._begin_round(), []
+                            if not flushes or self._submit_round(flushes):
+                                break  # (a submitted round is settled in its callback, which begins the next)
+                            # Not cancellable (execute_plans): a round's outcome must be known before it is settled.
+                            errors = await self.execute_plans([plan for _, plan in flushes])
+                            self._settle_round(flushes, errors)
+                finally:
+                    nursery.cancel_scope.cancel()
+        finally:
+            # A round begun in the fsyncer's callback as it stopped (its last completions) never runs.
+            for _, plan in self._handed_over:
+                plan.close()
+            self._handed_over = []
 
     async def execute_plans(self, plans: list[FlushPlan]) -> list[BaseException | None]:
         """Run flush plans: every data file's fsync at once, then, in a worker thread, what the plans that rolled

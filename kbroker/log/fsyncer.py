@@ -55,9 +55,9 @@ class Fsyncer:
         self._in_flight = 0
         self._room = trio.Event()
         self._nursery: trio.Nursery | None = None
+        """While AIO completions are delivered: `start` is possible."""
         self._finished_rounds: collections.deque[Callable[[], None]] = collections.deque()
         """`start`'s callbacks whose fsyncs have all ended, to call."""
-        """While AIO completions are delivered: `start` is possible."""
         self.aio = False
         """Whether fsyncs currently go through AIO (for metrics and tests)."""
 
