@@ -101,14 +101,17 @@ def test_incremental_fetch_long_polls_and_carries_what_changed(monitored: tuple[
     parked = "kafka_server_delayedoperationpurgatory_purgatorysize"
     wait_for("the fetch to park", lambda: value(scrape(base), parked, delayedOperation="Fetch") == 1 or None)
     assert not answers
-    produce_to(broker.bootstrap, f.topic, 2, count=3)
+    # One record: of three, the producer may send the first in a batch of its own (a CI run under load answered
+    # with the high watermark at 1: linger.ms is 5 ms, and the test's thread can be off the CPU longer between its
+    # produce() calls), and the parked fetch answers that first batch.
+    produce_to(broker.bootstrap, f.topic, 2, count=1)
     poll.join(30)
     assert answers, "the parked incremental fetch was not answered after a record arrived"
     response = answers[0]
     assert response.error_code == 0
     assert response.session_id == session
     partitions = [(p.partition_index, p.high_watermark) for t in response.responses for p in t.partitions]
-    assert partitions == [(2, 3)]
+    assert partitions == [(2, 1)]
     assert len(response.responses[0].partitions[0].records) > 0
     samples = scrape(base)
     assert value(samples, "kafka_server_fetchsessioncache_fetchrequests_total", context="incremental") == 1
