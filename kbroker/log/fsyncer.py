@@ -84,6 +84,9 @@ class Fsyncer:
                     with trio.CancelScope(shield=True):
                         while self._in_flight:
                             await self._deliver()
+                    # With no await since the last look at `_in_flight` (the nursery's exit below is one): an
+                    # fsync_all submitted after it would wait for a completion no task delivers any more.
+                    self.aio = False
         finally:
             self.aio = False
             self._room.set()  # a call waiting for room goes to threads now
