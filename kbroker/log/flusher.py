@@ -68,6 +68,27 @@ def _finish_each(plans: list[FlushPlan]) -> list[BaseException | None]:
     return errors
 
 
+def _data_fds(plans: list[FlushPlan]) -> tuple[list[int], list[int]]:
+    """Every plan's data file descriptors, and for each the index of the plan it belongs to."""
+    fds: list[int] = []
+    owners: list[int] = []
+    for index, plan in enumerate(plans):
+        fds += plan.data_fds
+        owners += [index] * len(plan.data_fds)
+    return fds, owners
+
+
+def _errors_by_plan(
+    count: int, owners: list[int], fsync_errors: list[OSError | None]
+) -> list[BaseException | None]:
+    """Each of `count` plans' first fsync error, or None (`owners` as from `_data_fds`)."""
+    errors: list[BaseException | None] = [None] * count
+    for owner, failed in zip(owners, fsync_errors, strict=True):
+        if failed is not None and errors[owner] is None:
+            errors[owner] = failed
+    return errors
+
+
 class GroupCommitter:
     def __init__(
         self, on_flushed: Callable[[PartitionLog], None] | None = None, fsyncer: Fsyncer | None = None
@@ -145,16 +166,9 @@ class GroupCommitter:
         a segment have left (indexes, the directory); each plan's error, or None. The plans' descriptors are
         closed. Not cancellable: the outcome must be known (a failed plan takes its log offline)."""
         started = time.perf_counter()
-        fds: list[int] = []
-        owners: list[int] = []
-        for index, plan in enumerate(plans):
-            fds += plan.data_fds
-            owners += [index] * len(plan.data_fds)
-        errors: list[BaseException | None] = [None] * len(plans)
+        fds, owners = _data_fds(plans)
         try:
-            for owner, failed in zip(owners, await self.fsyncer.fsync_all(fds), strict=True):
-                if failed is not None and errors[owner] is None:
-                    errors[owner] = failed
+            errors = _errors_by_plan(len(plans), owners, await self.fsyncer.fsync_all(fds))
             rest = [i for i, plan in enumerate(plans) if errors[i] is None and plan.needs_finish]
             if rest:
                 with trio.CancelScope(shield=True):
@@ -162,11 +176,7 @@ class GroupCommitter:
                 for i, finish_error in zip(rest, finished, strict=True):
                     errors[i] = finish_error
         finally:
-            for plan in plans:
-                plan.close()
-        seconds = time.perf_counter() - started
-        for _ in plans:
-            self.fsync_seconds.observe(seconds)
+            self._closed(plans, started)
         return errors
 
     def _submit_round(self, flushes: list[tuple[PartitionLog, FlushPlan]]) -> bool:
@@ -175,24 +185,12 @@ class GroupCommitter:
         plans = [plan for _, plan in flushes]
         if any(plan.needs_finish for plan in plans):
             return False
-        fds: list[int] = []
-        owners: list[int] = []
-        for index, plan in enumerate(plans):
-            fds += plan.data_fds
-            owners += [index] * len(plan.data_fds)
+        fds, owners = _data_fds(plans)
         started = time.perf_counter()
 
         def fsynced(fsync_errors: list[OSError | None]) -> None:
-            errors: list[BaseException | None] = [None] * len(plans)
-            for owner, failed in zip(owners, fsync_errors, strict=True):
-                if failed is not None and errors[owner] is None:
-                    errors[owner] = failed
-            for plan in plans:
-                plan.close()
-            seconds = time.perf_counter() - started
-            for _ in plans:
-                self.fsync_seconds.observe(seconds)
-            self._settle_round(flushes, errors)
+            self._closed(plans, started)
+            self._settle_round(flushes, _errors_by_plan(len(plans), owners, fsync_errors))
             # What was appended meanwhile starts now, from here: waking the committer's task for it would cost a
             # trio task switch per round.
             following = self._begin_round()
@@ -201,6 +199,14 @@ class GroupCommitter:
                 self._work.set()
 
         return self.fsyncer.start(fds, fsynced)
+
+    def _closed(self, plans: list[FlushPlan], started: float) -> None:
+        """Close a round's plans (their duplicated descriptors) and record how long the round took."""
+        for plan in plans:
+            plan.close()
+        seconds = time.perf_counter() - started
+        for _ in plans:
+            self.fsync_seconds.observe(seconds)
 
     def _begin_round(self) -> list[tuple[PartitionLog, FlushPlan]]:
         """A plan for every log that needs a flush now (none while a round is in flight)."""
