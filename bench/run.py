@@ -71,6 +71,8 @@ from tests.test_metrics import scrape  # noqa: E402
 
 PARTITIONS = 4  # the mock cluster auto-creates topics with 4 partitions; kbroker topics are created alike
 MOCK_PARTITION_CAP = 5 * 1024 * 1024  # the mock keeps ~5 MiB per partition, then drops the oldest batches
+PRODUCE_RECORDS = 300_000  # records per produce run (a full run), fewer for large records:
+PRODUCE_BYTES = 320_000_000  # at most this many bytes of values per run
 CLIENT_COMMON: dict[str, Any] = {"log.connection.close": False}
 
 
@@ -1450,7 +1452,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--produce-records",
         type=int,
-        help="records per produce run [100 B: 300000, 1 KiB: 50000; quick 20000, 3000]",
+        help="records per produce run [300000, at most 320 MB of values; quick 100 B: 20000, 1 KiB: 3000]",
     )
     parser.add_argument(
         "--consume-records",
@@ -1494,12 +1496,11 @@ def main(argv: list[str] | None = None) -> int:
         }
         consume_records = {s: args.consume_records or produce_records[s] for s in sizes}
     else:
-        # other sizes (the seed size classes): ~50 MB per produce run and at most 300,000 records (a few seconds
-        # each, client-bound at the small end); read back: what the mock keeps, at most 120,000 records
+        # 300,000 records (three times librdkafka's queue.buffering.max.messages, so that most of a run waits for
+        # the broker: at 50,000 x 1 KiB the whole run fit in the client's queue, and a run of 0.1 s measured
+        # mostly its produce() loop), at most ~320 MB; read back: what the mock keeps, at most 120,000 records
         produce_records = {
-            s: args.produce_records
-            or {100: 300_000, 1024: 50_000}.get(s, min(300_000, max(1_000, 50_000_000 // s)))
-            for s in sizes
+            s: args.produce_records or min(PRODUCE_RECORDS, max(1_000, PRODUCE_BYTES // s)) for s in sizes
         }
         consume_records = {
             s: args.consume_records
