@@ -583,9 +583,9 @@ def cluster_section(single: Figures, cluster: Figures | None, scale_cluster: dic
         lines += [
             "Produce with one confluent-kafka producer (linger.ms=5) to a topic of 4 partitions; CPU µs/rec sums the "
             "three brokers' CPU (at acks=1 part of the followers' copying may come after the run's last "
-            "acknowledgement, so it is undercounted, and its records/s overstated: the 1 KiB runs last a fraction of a "
-            "second, and over 300,000 records the acks=1 share was about the acks=all one, see bench/README.md "
-            "\"Three nodes at acks=all\"). The share is the cluster's records/s over the single node's. "
+            "acknowledgement, so it is undercounted, and its records/s overstated: in the runs of 50,000 x 1 KiB "
+            'before c89be41 the acks=1 share measured 136%, see bench/README.md "Three nodes at acks=all"). The '
+            "share is the cluster's records/s over the single node's. "
             "Kernel: the part of that CPU spent in the kernel (system time: receiving, the page cache's copies, "
             "sendfile, the network stack), from /proc's tick counts pooled over the rounds; the rest is the "
             "interpreter and what it calls in user space (CRC among it).",
