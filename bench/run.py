@@ -397,26 +397,24 @@ class KBrokerCluster(Target):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class Mock(Target):
-    """librdkafka's mock cluster, hosted by bench/mock_cluster.py in a process of its own."""
+class ScriptTarget(Target):
+    """A broker run by a script of bench/ in a process of its own, which prints `BOOTSTRAP host:port[,…]` on stdout
+    once it serves (the mock cluster, bench/floor_broker.py); its log goes to a temporary directory."""
 
-    auto_creates = True
-
-    def __init__(self, brokers: int = 1, name: str = "mock") -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.brokers = brokers
-        self.replication_factor = brokers  # the mock gives auto-created topics one replica per broker
         self.tmp: Path | None = None
         self.log_path: Path | None = None
         self.proc: subprocess.Popen[str] | None = None
 
-    def start(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="mock-bench-"))
-        self.log_path = self.tmp / "mock.log"
+    def _launch(self, script: str, args: Callable[[Path], list[str]], *, stdin: int | None = None) -> None:
+        """Run `script` with `args(tmp)`, tmp being the target's temporary directory, and wait for its BOOTSTRAP."""
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"{self.name}-bench-"))
+        self.log_path = self.tmp / f"{self.name}.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [PYTHON, str(BENCH / "mock_cluster.py"), "--brokers", str(self.brokers)],
-                stdin=subprocess.PIPE,
+                [PYTHON, str(BENCH / script), *args(self.tmp)],
+                stdin=stdin,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,
@@ -424,7 +422,7 @@ class Mock(Target):
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.startswith("BOOTSTRAP "):
-            raise BenchError(f"mock cluster did not start: {line!r}\n{self.diagnostics()}")
+            raise BenchError(f"{self.name} did not start: {line!r}\n{self.diagnostics()}")
         self.bootstrap = line.split()[1]
 
     def pids(self) -> list[int]:
@@ -444,14 +442,33 @@ class Mock(Target):
 
     def stop(self) -> None:
         if self.proc is not None:
+            stop_pid(self.proc)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class Mock(ScriptTarget):
+    """librdkafka's mock cluster, hosted by bench/mock_cluster.py in a process of its own."""
+
+    auto_creates = True
+
+    def __init__(self, brokers: int = 1, name: str = "mock") -> None:
+        super().__init__(name)
+        self.brokers = brokers
+        self.replication_factor = brokers  # the mock gives auto-created topics one replica per broker
+
+    def start(self) -> None:
+        self._launch("mock_cluster.py", lambda _: ["--brokers", str(self.brokers)], stdin=subprocess.PIPE)
+
+    def stop(self) -> None:
+        if self.proc is not None:
             assert self.proc.stdin is not None
-            self.proc.stdin.close()
+            self.proc.stdin.close()  # the mock's way out
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                stop_pid(self.proc)
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+                pass  # ScriptTarget.stop stops it by its pid
+        super().stop()
 
 
 class ApacheKafka(Target):
