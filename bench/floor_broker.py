@@ -2,13 +2,15 @@
 
     .venv/bin/python bench/floor_broker.py --data-dir /tmp/floor --port 19192 [--mode trio|threads]
 
-It answers ApiVersions, Metadata and Produce (v8-v10, acks 0 and 1), and nothing else. Every topic a Metadata
+It answers ApiVersions, Metadata and Produce (v8-v10), and nothing else. Every topic a Metadata
 request names exists, with 4 partitions led by this broker (as the mock cluster auto-creates them). For each record
 batch of a Produce it does what any broker must: check its CRC-32C, set its base offset, append it to its partition's
 file with one `write` from the request's own buffer (into disk blocks reserved ahead, as kbroker's segments do), and
 answer with the offset. Nothing more: no segments, indexes,
-log configs, producer-id checks, metrics, quotas or access control, no validation beyond the CRC. acks=all gets
-INVALID_REQUIRED_ACKS: there is no fsync to wait for.
+log configs, producer-id checks, metrics, quotas or access control, no validation beyond the CRC. At acks=all (trio
+mode) it fsyncs the request's files through kbroker's `Fsyncer` (Linux asynchronous I/O, kbroker/log/fsyncer.py)
+before it answers, one request at a time per connection: no group commit across requests, which kbroker's
+committer does. The threads mode refuses acks=all with INVALID_REQUIRED_ACKS.
 
 The connection loop is kbroker's (kbroker/connection.py) cut to the bone: `os.readv` straight into the frame decoder's
 buffer (protocol/framing.py, which kbroker uses), `wait_readable` only when the socket is dry, one pass through trio's
@@ -38,6 +40,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from kbroker.log.files import preallocate  # noqa: E402
+from kbroker.log.fsyncer import Fsyncer  # noqa: E402
 from protocol.codec import decode, encode  # noqa: E402
 from protocol.errors import ErrorCode, ProtocolError  # noqa: E402
 from protocol.framing import NEED_DATA, FrameDecoder  # noqa: E402
@@ -109,9 +112,12 @@ def _write_length(out: bytearray, n: int, flexible: bool, fixed: struct.Struct) 
 class FloorBroker:
     """The partitions' files and the answers to the three APIs; `handle(frame)` is the whole request path."""
 
-    def __init__(self, data_dir: Path, port: int) -> None:
+    def __init__(self, data_dir: Path, port: int, *, acks_all: bool) -> None:
         self.data_dir = data_dir
         self.port = port
+        self.acks_all = acks_all
+        self.to_fsync: list[int] = []
+        """The files an acks=all request wrote (`acks_all`, one thread): fsync them before its answer."""
         # (topic, partition) -> [fd, next offset, size, bytes reserved]
         self._logs: dict[tuple[str, int], list[int]] = {}
         self._lock = threading.Lock()  # --mode threads: two connections may open a partition's file at once
@@ -133,7 +139,7 @@ class FloorBroker:
                     directory = self.data_dir / f"{topic}-{partition}"
                     directory.mkdir(parents=True, exist_ok=True)
                     fd = os.open(
-                        directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                        directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644
                     )
                     log = self._logs[(topic, partition)] = [fd, 0, 0, 0]
         return log
@@ -212,7 +218,7 @@ class FloorBroker:
         self, topic: str, partition: int, frame: bytearray, start: int, end: int, acks: int
     ) -> tuple[int, int]:
         """The error code and base offset of one partition's records (one v2 batch, as every client sends)."""
-        if acks not in (0, 1):
+        if acks not in (0, 1) and not (acks == -1 and self.acks_all):
             return ErrorCode.INVALID_REQUIRED_ACKS, -1
         if not 0 <= partition < PARTITIONS:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
@@ -241,6 +247,8 @@ class FloorBroker:
                 return ErrorCode.KAFKA_STORAGE_ERROR, -1
             log[2] += written
             log[1] = base_offset + _I32.unpack_from(frame, start + _LAST_OFFSET_DELTA_AT)[0] + 1
+            if acks == -1:
+                self.to_fsync.append(log[0])
         return ErrorCode.NONE, base_offset
 
     def _metadata(self, frame: bytearray, pos: int, version: int, correlation_id: int) -> bytes:
@@ -287,7 +295,7 @@ class FloorBroker:
         return _I32.pack(correlation_id) + encode(response, version)
 
 
-async def _serve_trio_connection(broker: FloorBroker, stream: trio.SocketStream) -> None:
+async def _serve_trio_connection(broker: FloorBroker, fsyncer: Fsyncer, stream: trio.SocketStream) -> None:
     sock = stream.socket
     fd = sock.fileno()
     decoder = FrameDecoder()
@@ -306,7 +314,15 @@ async def _serve_trio_connection(broker: FloorBroker, stream: trio.SocketStream)
                 continue
             assert isinstance(frame, bytearray)
             response = broker.handle(frame)
-            await trio.lowlevel.checkpoint()  # one pass through the scheduler per request, as kbroker's loop
+            if broker.to_fsync:
+                fds, broker.to_fsync = broker.to_fsync, []
+                if any(await fsyncer.fsync_all(fds)):
+                    print("an fsync failed: closing the connection unanswered", file=sys.stderr, flush=True)
+                    return
+            else:
+                await (
+                    trio.lowlevel.checkpoint()
+                )  # one pass through the scheduler per request, as kbroker's loop
             if response is not None:
                 data = _I32.pack(len(response)) + response
                 try:
@@ -354,10 +370,14 @@ def serve_trio(broker: FloorBroker) -> None:
     async def main() -> None:
         listener = trio.SocketListener(trio.socket.from_stdlib_socket(_listener(broker.port)))
 
-        async def handler(stream: trio.SocketStream) -> None:
-            await _serve_trio_connection(broker, stream)
+        fsyncer = Fsyncer()
 
-        await trio.serve_listeners(handler, [listener])
+        async def handler(stream: trio.SocketStream) -> None:
+            await _serve_trio_connection(broker, fsyncer, stream)
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(fsyncer.run)
+            await trio.serve_listeners(handler, [listener])
 
     trio.run(main)
 
@@ -383,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         help="trio event loop, or a thread per connection [trio]",
     )
     args = parser.parse_args(argv)
-    broker = FloorBroker(args.data_dir, args.port)
+    broker = FloorBroker(args.data_dir, args.port, acks_all=args.mode == "trio")
     try:
         (serve_trio if args.mode == "trio" else serve_threads)(broker)
     except KeyboardInterrupt:
