@@ -2,15 +2,15 @@
 
     .venv/bin/python bench/floor_broker.py --data-dir /tmp/floor --port 19192 [--mode trio|threads]
 
-It answers ApiVersions, Metadata and Produce (v8-v10), and nothing else. Every topic a Metadata
-request names exists, with 4 partitions led by this broker (as the mock cluster auto-creates them). For each record
-batch of a Produce it does what any broker must: check its CRC-32C, set its base offset, append it to its partition's
-file with one `write` from the request's own buffer (into disk blocks reserved ahead, as kbroker's segments do), and
-answer with the offset. Nothing more: no segments, indexes,
-log configs, producer-id checks, metrics, quotas or access control, no validation beyond the CRC. At acks=all (trio
-mode) it fsyncs the request's files through kbroker's `Fsyncer` (Linux asynchronous I/O, kbroker/log/fsyncer.py)
-before it answers, one request at a time per connection: no group commit across requests, which kbroker's
-committer does. The threads mode refuses acks=all with INVALID_REQUIRED_ACKS.
+It answers ApiVersions, Metadata and Produce (v8-v10), and nothing else. Every topic a Metadata request names
+exists, with 4 partitions led by this broker (as the mock cluster auto-creates them). For each record batch of a
+Produce it does what any broker must: check its CRC-32C, set its base offset, append it to its partition's file with
+one `write` from the request's own buffer (into disk blocks reserved ahead, as kbroker's segments do), and answer with
+the offset. Nothing more: no segments, indexes, log configs, producer-id checks, metrics, quotas or access control,
+no validation beyond the CRC. At acks=all (trio mode) it fsyncs the request's files through kbroker's `Fsyncer`
+(Linux asynchronous I/O, kbroker/log/fsyncer.py) before it answers, one request at a time per connection: no group
+commit across requests, which kbroker's committer does. The threads mode refuses acks=all with
+INVALID_REQUIRED_ACKS.
 
 The connection loop is kbroker's (kbroker/connection.py) cut to the bone: `os.readv` straight into the frame decoder's
 buffer (protocol/framing.py, which kbroker uses), `wait_readable` only when the socket is dry, one pass through trio's

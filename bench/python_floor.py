@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "--out",
         type=Path,
         default=REPO / "docs" / "performance-python-floor.md",
-        help="[docs/performance-python-floor.md]",
+        help="write the markdown here [docs/performance-python-floor.md]",
     )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
