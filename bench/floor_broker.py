@@ -189,6 +189,8 @@ class FloorBroker:
         _write_length(out, topics, flexible, _I32)
         for _ in range(topics):
             size, pos = _read_length(frame, pos, flexible, _I16)
+            if size < 0:
+                raise ProtocolError("a produce request names a null topic")
             _write_length(out, size, flexible, _I16)
             out += frame[pos : pos + size]
             topic = frame[pos : pos + size].decode()
@@ -320,9 +322,8 @@ async def _serve_trio_connection(broker: FloorBroker, fsyncer: Fsyncer, stream: 
                     print("an fsync failed: closing the connection unanswered", file=sys.stderr, flush=True)
                     return
             else:
-                await (
-                    trio.lowlevel.checkpoint()
-                )  # one pass through the scheduler per request, as kbroker's loop
+                # one pass through the scheduler per request, as kbroker's loop
+                await trio.lowlevel.checkpoint()
             if response is not None:
                 data = _I32.pack(len(response)) + response
                 try:
