@@ -75,6 +75,8 @@ PREALLOCATE_BYTES = 8 * 1024 * 1024
 _PARTITION_TAIL = struct.Struct(">qqq")
 
 
+# protocol/primitives.py's Reader and Writer read and write these too, each on a cursor object of its own; the floor
+# keeps to bare functions over the frame and a position, the least it can cost.
 def _uvarint(buf: bytearray, pos: int) -> tuple[int, int]:
     value = shift = 0
     while True:
@@ -192,8 +194,9 @@ class FloorBroker:
             if size < 0:
                 raise ProtocolError("a produce request names a null topic")
             _write_length(out, size, flexible, _I16)
-            out += frame[pos : pos + size]
-            topic = frame[pos : pos + size].decode()
+            name = frame[pos : pos + size]
+            out += name
+            topic = name.decode()
             pos += size
             partitions, pos = _read_length(frame, pos, flexible, _I32)
             _write_length(out, partitions, flexible, _I32)
@@ -297,25 +300,41 @@ class FloorBroker:
         return _I32.pack(correlation_id) + encode(response, version)
 
 
+def _receive(decoder: FrameDecoder, fd: int) -> bytearray | bool:
+    """The next whole request frame, reading the socket into the decoder's buffer as needed; True when a
+    non-blocking socket has nothing more for now, False once the peer has closed.
+
+    Callers drop the last frame before they call it: a large frame gets a new buffer here, which reuses the memory
+    of the last one only if that is free by then (held, it cost a fresh mapping and its page faults every time:
+    ~0.2 µs more kernel time per 1 KiB record)."""
+    while True:
+        frame = decoder.next_frame()
+        if frame is not NEED_DATA:
+            assert isinstance(frame, bytearray)
+            return frame
+        try:
+            received = os.readv(fd, [decoder.receive_buffer()])
+        except BlockingIOError:
+            return True
+        if not received:
+            return False
+        decoder.received(received)
+
+
 async def _serve_trio_connection(broker: FloorBroker, fsyncer: Fsyncer, stream: trio.SocketStream) -> None:
     sock = stream.socket
     fd = sock.fileno()
     decoder = FrameDecoder()
     try:
         while True:
-            frame = decoder.next_frame()
-            if frame is NEED_DATA:
-                try:
-                    received = os.readv(fd, [decoder.receive_buffer()])
-                except BlockingIOError:
-                    await trio.lowlevel.wait_readable(sock)
-                    continue
-                if not received:
-                    return
-                decoder.received(received)
+            frame = _receive(decoder, fd)
+            if frame is True:
+                await trio.lowlevel.wait_readable(sock)
                 continue
-            assert isinstance(frame, bytearray)
+            if frame is False:
+                return
             response = broker.handle(frame)
+            del frame  # (see `_receive`)
             if broker.to_fsync:
                 fds, broker.to_fsync = broker.to_fsync, []
                 if any(await fsyncer.fsync_all(fds)):
@@ -341,15 +360,11 @@ def _serve_blocking_connection(broker: FloorBroker, sock: socket.socket) -> None
     decoder = FrameDecoder()
     try:
         while True:
-            frame = decoder.next_frame()
-            if frame is NEED_DATA:
-                received = os.readv(fd, [decoder.receive_buffer()])
-                if not received:
-                    return
-                decoder.received(received)
-                continue
-            assert isinstance(frame, bytearray)
+            frame = _receive(decoder, fd)
+            if not isinstance(frame, bytearray):
+                return  # (a blocking socket: only the peer's close ends a read without a frame)
             response = broker.handle(frame)
+            del frame  # (see `_receive`)
             if response is not None:
                 sock.sendall(_I32.pack(len(response)) + response)
     except (ProtocolError, ConnectionError) as exc:
