@@ -19,6 +19,7 @@ from protocol.records import (
     INT32_MAX,
     LOG_APPEND_TIME,
     RECORD_BATCH_OVERHEAD,
+    BatchHeader,
     CorruptRecordError,
     Record,
     RecordBatch,
@@ -26,6 +27,7 @@ from protocol.records import (
     decode_records,
     increment_sequence,
     iter_batches,
+    read_attributes,
     validate_batch,
 )
 
@@ -139,6 +141,16 @@ def test_header_fields_round_trip(
     assert batch.base_sequence == base_sequence
     assert batch.record_count == 7
     assert batch.verify_crc()
+    # the header read at once (the produce path's) agrees with every field read on its own
+    fields = batch.header()
+    assert fields == tuple(getattr(batch, name) for name in BatchHeader._fields)
+    assert (fields.size, fields.is_transactional, fields.is_control, fields.last_sequence) == (
+        batch.size,
+        batch.is_transactional,
+        batch.is_control,
+        batch.last_sequence,
+    )
+    assert read_attributes(buf) == attributes
     # base offset and leader epoch are outside the CRC: rewriting them keeps it valid
     batch.base_offset = 12345
     batch.partition_leader_epoch = 9

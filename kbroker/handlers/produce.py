@@ -41,7 +41,13 @@ from protocol.messages.produce_response import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatch
+from protocol.records import (
+    COMPRESSION_MASK,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_MASK,
+    RecordBatch,
+    read_attributes,
+)
 
 ZSTD = 4
 Records = bytes | bytearray | memoryview
@@ -55,8 +61,7 @@ def _check_batch(records: bytes | memoryview | None, version: int) -> KafkaError
         return KafkaError(
             ErrorCode.INVALID_RECORD, "a produce request must carry one record batch per partition"
         )
-    batch = RecordBatch(records)
-    if batch.compression == ZSTD and version < 7:
+    if read_attributes(records) & COMPRESSION_MASK == ZSTD and version < 7:
         return KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
     return None
 
@@ -83,7 +88,7 @@ def _has_transactional_batch(req: ProduceRequest) -> bool:
     return any(
         data.records is not None
         and len(data.records) >= RECORD_BATCH_OVERHEAD
-        and RecordBatch(data.records).is_transactional
+        and read_attributes(data.records) & TRANSACTIONAL_MASK
         for topic_data in req.topic_data
         for data in topic_data.partition_data
     )

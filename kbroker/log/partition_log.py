@@ -49,7 +49,9 @@ from kbroker.log.segment_swap import CleanedGroup, SegmentSwap
 from kbroker.log.txn_index import AbortedTxn, collect_aborted
 from protocol.errors import ErrorCode
 from protocol.records import (
+    CONTROL_MASK,
     RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_MASK,
     CorruptRecordError,
     EndTxnMarker,
     RecordBatch,
@@ -395,35 +397,46 @@ class PartitionLog:
         """
         self._check_usable()
         buf = records if _writable(records) else bytearray(records)
-        batch = RecordBatch(buf)
-        if len(buf) < RECORD_BATCH_OVERHEAD or batch.size != len(buf):
+        size = len(buf)
+        if size < RECORD_BATCH_OVERHEAD:
             raise KafkaError(
                 ErrorCode.INVALID_RECORD,
                 "a produce request must carry exactly one record batch per partition",
             )
-        problem = validate_batch(batch)
+        batch = RecordBatch(buf)
+        header = (
+            batch.header()
+        )  # (base_offset and partition_leader_epoch are the producer's: not read from it)
+        if header.size != size:
+            raise KafkaError(
+                ErrorCode.INVALID_RECORD,
+                "a produce request must carry exactly one record batch per partition",
+            )
+        problem = validate_batch(batch, header)
         if problem is not None:
             raise KafkaError(problem.code, problem.message)
-        if len(buf) > self.config.max_message_bytes:
+        config = self.config
+        if size > config.max_message_bytes:
             raise KafkaError(
                 ErrorCode.MESSAGE_TOO_LARGE,
-                f"record batch of {len(buf)} bytes exceeds max.message.bytes {self.config.max_message_bytes}",
+                f"record batch of {size} bytes exceeds max.message.bytes {config.max_message_bytes}",
             )
-        if len(buf) > self.config.segment_bytes:
+        if size > config.segment_bytes:
             raise KafkaError(
                 ErrorCode.RECORD_LIST_TOO_LARGE,
-                f"record batch of {len(buf)} bytes exceeds segment.bytes {self.config.segment_bytes}",
+                f"record batch of {size} bytes exceeds segment.bytes {config.segment_bytes}",
             )
-        if batch.is_control:
+        attributes = header.attributes
+        if attributes & CONTROL_MASK:
             raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not write control batches")
-        if self.config.compact_enabled:
+        if config.compact_enabled:
             _check_keys(batch)
-        producer_id = batch.producer_id
-        if batch.is_transactional and producer_id < 0:
+        producer_id = header.producer_id
+        if attributes & TRANSACTIONAL_MASK and producer_id < 0:
             raise KafkaError(ErrorCode.INVALID_RECORD, "a transactional batch needs a producer id")
         if producer_id >= 0:
             original = self.producer_state.check_append(
-                batch,
+                header,
                 check_sequence=from_client,
                 verification_required=verification_required,
                 verification_guard=verification_guard,
@@ -435,16 +448,16 @@ class PartitionLog:
         base_offset = self._log_end_offset
         batch.base_offset = base_offset
         batch.partition_leader_epoch = leader_epoch
-        if self.config.log_append_time:
+        if config.log_append_time:
             batch.set_log_append_time(now_ms)
             log_append_time = max_timestamp = now_ms
         else:
             log_append_time = -1
-            max_timestamp = batch.max_timestamp
-        last_offset = base_offset + batch.last_offset_delta
+            max_timestamp = header.max_timestamp
+        last_offset = base_offset + header.last_offset_delta
         self._append(buf, base_offset, last_offset, max_timestamp, leader_epoch, now_ms)
         if producer_id >= 0:
-            self.producer_state.update(batch, base_offset, max_timestamp)
+            self.producer_state.update(header, base_offset, max_timestamp)
         return AppendInfo(base_offset, last_offset, log_append_time, self._log_start_offset)
 
     def append_end_txn_marker(

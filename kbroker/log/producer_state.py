@@ -40,13 +40,14 @@ import struct
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from crc32c import crc32c
 
 from kbroker.common import KafkaError
 from kbroker.log.files import replace_file
 from protocol.errors import ErrorCode
-from protocol.records import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE, RecordBatch
+from protocol.records import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE
 
 # How many batches per producer a retry is checked against: the client's max.in.flight.requests.per.connection
 # limit for idempotence is 5 for the same reason.
@@ -58,6 +59,25 @@ _SNAPSHOT_HEADER = struct.Struct(">IhqI")  # crc32c of the rest, version, offset
 # producer id, epoch, last timestamp, batch count, coordinator epoch, first offset of its open transaction (-1: none)
 _SNAPSHOT_ENTRY = struct.Struct(">qhqBiq")
 _SNAPSHOT_BATCH = struct.Struct(">iiqqq")  # first seq, last seq, first offset, last offset, timestamp
+
+
+class BatchFields(Protocol):
+    """What the producer rules read of a batch: a RecordBatch (a view), or its BatchHeader (read at once)."""
+
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def base_sequence(self) -> int: ...
+    @property
+    def last_sequence(self) -> int: ...
+    @property
+    def last_offset_delta(self) -> int: ...
+    @property
+    def is_transactional(self) -> bool: ...
+    @property
+    def is_control(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +165,7 @@ class ProducerStateManager:
 
     def check_append(
         self,
-        batch: RecordBatch,
+        batch: BatchFields,
         *,
         check_sequence: bool = True,
         verification_required: bool = False,
@@ -235,7 +255,7 @@ class ProducerStateManager:
         entry.last_timestamp = timestamp
         return entry
 
-    def update(self, batch: RecordBatch, first_offset: int, timestamp: int) -> None:
+    def update(self, batch: BatchFields, first_offset: int, timestamp: int) -> None:
         """Record an appended data batch (from a client, a leader, or the log at recovery). `batch` may be a header
         view; `timestamp` is its max timestamp as stored. Markers go to `complete_txn`.
         """
