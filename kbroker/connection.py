@@ -352,10 +352,17 @@ class _Responses:
     async def _send(self, outgoing: Outgoing) -> None:
         # On plain TCP a fetch's records go from the segment files to the socket with sendfile (no copy through
         # Python); TLS must encrypt them, so it sends their bytes.
+        ready = isinstance(outgoing, bytearray | bytes | SplicedFrame)
         data = outgoing if isinstance(outgoing, bytearray | bytes | SplicedFrame) else await outgoing()
         if not isinstance(data, SplicedFrame):
             if self._sock is not None:
-                await _write_all(self._sock, memoryview(data))
+                await _write_fully(self._sock, memoryview(data))
+                if ready:
+                    # A scheduling point per response, so a queue of answers never holds the loop. A deferred one
+                    # (an acks=-1 produce) has had one while it waited: one more would cost a trio task switch
+                    # per request for nothing. (If it did not wait, the queue it came from holds at most
+                    # MAX_PENDING_RESPONSES, and an empty queue waits for the reader.)
+                    await trio.lowlevel.checkpoint()
             else:
                 await self._stream.send_all(data)
             return
@@ -370,12 +377,6 @@ class _Responses:
 
 def _materialized(frame: SplicedFrame) -> list[bytes | memoryview]:
     return [part if isinstance(part, memoryview) else part.materialize() for part in frame.parts]
-
-
-async def _write_all(sock: trio.socket.SocketType, data: memoryview) -> None:
-    """Write all of `data` to a plain TCP socket, waiting (trio) only when it is full."""
-    await _write_fully(sock, data)
-    await trio.lowlevel.checkpoint()
 
 
 async def _write_fully(sock: trio.socket.SocketType, data: memoryview) -> None:

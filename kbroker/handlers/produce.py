@@ -158,10 +158,10 @@ async def handle(
     results = services.replicas.append_records(
         entries, required_acks=req.acks, now_ms=now, verification_guards=guards
     )
-    for response, result in zip(answered, results, strict=True):
-        _answer(response, result)
-
-    if req.acks == -1 and results:
+    if req.acks != -1 or not results:
+        for response, result in zip(answered, results, strict=True):
+            _answer(response, result)
+    else:
         # The wait must not hold on to `req`: its records are views of the request's buffer (~1 MiB from most
         # clients), and a connection keeps up to MAX_PENDING_RESPONSES of these waits at once.
         timeout_ms = req.timeout_ms
@@ -172,7 +172,8 @@ async def handle(
                 _answer(response, result)
             return _response(ctx, responses)
 
-        # The batches are appended (in request order) already; only the acknowledgement waits.
+        # The batches are appended (in request order) already; only the acknowledgement waits (and the answers
+        # are written once it is decided).
         return Deferred(acknowledged)
     if req.acks == 0:
         if any(p.error_code for t in responses for p in t.partition_responses):

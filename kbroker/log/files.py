@@ -20,7 +20,10 @@ def out_of_space(error: BaseException) -> bool:
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     """os.write may write less than asked (a full disk, a signal); loop until everything is written."""
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return  # (nearly always: no view to make)
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]

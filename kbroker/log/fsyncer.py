@@ -54,6 +54,8 @@ class Fsyncer:
         self._context: Any = None
         self._in_flight = 0
         self._room = trio.Event()
+        self._room_wanted = False
+        """Whether a call waits on `_room` (only then does a completion replace it: one Event per fsync costs)."""
         self._nursery: trio.Nursery | None = None
         """While AIO completions are delivered: `start` is possible."""
         self._finished_rounds: collections.deque[Callable[[], None]] = collections.deque()
@@ -167,8 +169,10 @@ class Fsyncer:
     def _released(self) -> None:
         """An AIO operation ended: its room goes to whoever waits for some."""
         self._in_flight -= 1
-        self._room.set()
-        self._room = trio.Event()
+        if self._room_wanted:
+            self._room_wanted = False
+            self._room.set()
+            self._room = trio.Event()
 
     async def fsync_all(self, fds: Sequence[int]) -> list[OSError | None]:
         """fsync each of `fds` (all at once); returns each one's error, or None. Not cancellable once started:
@@ -207,6 +211,7 @@ class Fsyncer:
             operations.append((index, operation))
         while operations:
             while self.aio and self._in_flight >= self._max_in_flight:
+                self._room_wanted = True
                 await self._room.wait()  # (completions of this call's first operations may come meanwhile)
             if not self.aio:  # the broker is stopping: `run` no longer delivers completions
                 refused += [index for index, _ in operations]

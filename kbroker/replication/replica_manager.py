@@ -742,7 +742,7 @@ class ReplicaManager:
         deadline = trio.current_time() + max(timeout_ms, 0) / 1000
         self.stats.parked_produces += 1
         try:
-            await self.purgatory.wait_until(
+            completed = await self.purgatory.wait_until(
                 [r.tp for r in pending], lambda: all(map(decided, pending)), deadline, woken_by_appends=False
             )
         finally:
@@ -752,7 +752,7 @@ class ReplicaManager:
             assert r.info is not None
             if self.partitions.get(r.tp) is not r.partition:
                 r.error = KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{r.tp} is no longer on this node")
-            elif not decided(r):
+            elif not completed and not decided(r):  # (completed: all were decided, with no await since)
                 r.error = KafkaError(
                     ErrorCode.REQUEST_TIMED_OUT,
                     f"not replicated to the in-sync replicas of {r.tp} within {timeout_ms} ms",
