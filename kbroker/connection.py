@@ -292,6 +292,8 @@ class _Responses:
         self._closed = False
         self._more = trio.Event()
         self._room = trio.Event()
+        self._room_wanted = False
+        """Whether `submit` waits for room (only then does a sent response replace `_room`)."""
 
     async def submit(self, outgoing: Outgoing) -> None:
         if self._fd >= 0 and not self._queue and not self._sending:
@@ -315,6 +317,7 @@ class _Responses:
                     return
                 outgoing = bytes(memoryview(outgoing)[sent:])  # the rest goes through the queue
         while len(self._queue) >= MAX_PENDING_RESPONSES:
+            self._room_wanted = True
             await self._room.wait()
         self._queue.append(outgoing)
         self._more.set()
@@ -339,8 +342,10 @@ class _Responses:
                 finally:
                     self._sending = False
                 self._queue.popleft()
-                self._room.set()
-                self._room = trio.Event()
+                if self._room_wanted:
+                    self._room_wanted = False
+                    self._room.set()
+                    self._room = trio.Event()
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError, ssl.SSLError):
             self._scope.cancel()
         except Exception:

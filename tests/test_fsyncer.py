@@ -35,6 +35,25 @@ def written_files(tmp_path: Path, count: int) -> list[int]:
     return fds
 
 
+class Answers:
+    """`start`'s callback, recording each call's errors."""
+
+    def __init__(self) -> None:
+        self.errors: list[list[OSError | None]] = []
+        self.answered = trio.Event()
+
+    def on_done(self, errors: list[OSError | None]) -> None:
+        self.errors.append(errors)
+        self.answered.set()
+
+    def assert_only_the_pipe_failed(self) -> None:
+        """The first call's answer for [a regular file, a pipe]: the pipe cannot be fsynced (EINVAL)."""
+        good, pipe = self.errors[0]
+        assert good is None
+        assert isinstance(pipe, OSError)
+        assert pipe.errno == errno.EINVAL
+
+
 @pytest.mark.trio
 @pytest.mark.parametrize("use_aio", [True, False], ids=["aio", "threads"])
 async def test_every_file_is_fsynced_even_beyond_the_context_size(tmp_path: Path, use_aio: bool) -> None:
@@ -119,30 +138,50 @@ async def test_start_answers_from_the_fsyncers_task_with_each_descriptors_error(
     the fsyncer's task has stopped."""
     read_end, write_end = os.pipe()
     (good,) = written_files(tmp_path, 1)
-    answers: list[list[OSError | None]] = []
-    answered = trio.Event()
-
-    def on_done(errors: list[OSError | None]) -> None:
-        answers.append(errors)
-        answered.set()
+    answers = Answers()
 
     try:
         fsyncer = Fsyncer()
         async with running(fsyncer):
-            assert fsyncer.start([good, read_end], on_done)
-            assert answers == []  # (not called from within `start`)
+            assert fsyncer.start([good, read_end], answers.on_done)
+            assert answers.errors == []  # (not called from within `start`)
             with trio.fail_after(10):
-                await answered.wait()
-            assert not fsyncer.start([read_end, good], on_done)
-        assert not fsyncer.start([good], on_done)
+                await answers.answered.wait()
+            assert not fsyncer.start([read_end, good], answers.on_done)
+        assert not fsyncer.start([good], answers.on_done)
     finally:
         for fd in (read_end, write_end, good):
             os.close(fd)
-    assert len(answers) == 1
-    assert answers[0][0] is None
-    failed = answers[0][1]
-    assert isinstance(failed, OSError)
-    assert failed.errno == errno.EINVAL
+    assert len(answers.errors) == 1
+    answers.assert_only_the_pipe_failed()
+
+
+@pytest.mark.trio
+async def test_start_needs_the_descriptors_only_during_the_call(tmp_path: Path) -> None:
+    """The group committer hands `start` the segments' own descriptors, which may be closed (and their numbers
+    reused) once it returns: io_submit holds the files it accepted, and what it left for a thread is fsynced
+    through copies. Here the pipe's number is reused by a regular file before the thread runs: the pipe's own
+    error still comes back (an fsync of the reused number would have succeeded)."""
+    read_end, write_end = os.pipe()
+    (good,) = written_files(tmp_path, 1)
+    answers = Answers()
+
+    reused: list[int] = []
+    try:
+        fsyncer = Fsyncer()
+        async with running(fsyncer):
+            assert fsyncer.start([good, read_end], answers.on_done)
+            for fd in (good, read_end):
+                os.close(fd)
+            (tmp_path / "later").mkdir()
+            reused = written_files(tmp_path / "later", 2)  # (the lowest free numbers: the two just closed)
+            assert read_end in reused
+            with trio.fail_after(10):
+                await answers.answered.wait()
+    finally:
+        for fd in (write_end, *reused):
+            os.close(fd)
+    answers.assert_only_the_pipe_failed()
 
 
 @pytest.mark.trio

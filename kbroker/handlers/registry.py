@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from kbroker.handlers.services import BrokerServices
 from kbroker.security.acl import CLUSTER_NAME, AclOperation, ResourceType
@@ -47,8 +47,10 @@ class Deferred(Generic[Resp_co]):
     wait: Callable[[], Awaitable[Resp_co]]
 
 
-@dataclass(frozen=True, slots=True)
-class RequestContext:
+class RequestContext(NamedTuple):
+    """What a handler knows of its request besides the message. (A NamedTuple rather than a frozen dataclass:
+    one is made per request, and a frozen dataclass's constructor sets each field through object.__setattr__.)"""
+
     services: BrokerServices
     api_key: ApiKey
     api_version: int

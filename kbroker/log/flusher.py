@@ -181,9 +181,11 @@ class GroupCommitter:
 
     def _submit_round(self, flushes: list[tuple[PartitionLog, FlushPlan]]) -> bool:
         """Start the round's fsyncs through `Fsyncer.start`, to be settled in its callback; False if that cannot
-        be (no AIO, or a plan with more to do than its fsyncs: that needs a worker thread), for `execute_plans`."""
+        be (no AIO, or a plan with more to do than its fsyncs: that needs a worker thread), for `execute_plans`.
+        Then the plans own their descriptors (a log whose plan cannot is settled as failed and left out)."""
         plans = [plan for _, plan in flushes]
         if any(plan.needs_finish for plan in plans):
+            self._own(flushes)
             return False
         fds, owners = _data_fds(plans)
         started = time.perf_counter()
@@ -198,7 +200,23 @@ class GroupCommitter:
                 self._handed_over = following
                 self._work.set()
 
-        return self.fsyncer.start(fds, fsynced)
+        if self.fsyncer.start(fds, fsynced):
+            return True
+        self._own(flushes)
+        return False
+
+    def _own(self, flushes: list[tuple[PartitionLog, FlushPlan]]) -> None:
+        """Plans to run after an await: borrowed descriptors would not be theirs by then (see FlushPlan)."""
+        failed: list[tuple[tuple[PartitionLog, FlushPlan], BaseException]] = []
+        for flush in flushes:
+            try:
+                flush[1].own()
+            except OSError as exc:
+                failed.append((flush, exc))
+        for flush, error in failed:
+            flushes.remove(flush)
+            flush[1].close()
+            self._settle_round([flush], [error])
 
     def _closed(self, plans: list[FlushPlan], started: float) -> None:
         """Close a round's plans (their duplicated descriptors) and record how long the round took."""
@@ -221,7 +239,9 @@ class GroupCommitter:
                 self._requests.pop(log, None)
                 continue
             try:
-                plan = log.begin_flush()
+                # (Borrowed descriptors when AIO may take them at once: `_submit_round` makes them the plan's own
+                # otherwise.)
+                plan = log.begin_flush(borrow=self.fsyncer.aio)
             except KafkaError as e:
                 self._requests.pop(log, None)
                 self._fail(self._waiters.pop(log, []), e)

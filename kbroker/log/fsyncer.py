@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 256
 """AIO fsyncs submitted at once (the io_setup size); more wait for room."""
+_EVENTS_PER_CALL = 512
+"""Completions one io_getevents may take (caio's default): fewer back means none was left."""
 
 linux_aio: Any
 try:  # pragma: no cover - depends on the platform
@@ -99,8 +101,8 @@ class Fsyncer:
             self._context.poll()  # reset the eventfd's count
         except BlockingIOError:
             pass
-        while self._process_events():
-            pass
+        while self._process_events() == _EVENTS_PER_CALL:
+            pass  # (fewer: the queue was empty; what ends after that signals the eventfd again)
         while self._finished_rounds:
             self._finished_rounds.popleft()()
 
@@ -110,7 +112,7 @@ class Fsyncer:
         from the queue then, so it is asked again (the signal's handler has run by the time it returns)."""
         while True:
             try:
-                return int(self._context.process_events())
+                return int(self._context.process_events(max_requests=_EVENTS_PER_CALL))
             except SystemError as exc:  # caio's error for a failed io_getevents: (errno, message)
                 if not exc.args or exc.args[0] != errno.EINTR:
                     raise
@@ -155,10 +157,13 @@ class Fsyncer:
         self._in_flight += accepted
         if accepted < len(fds):
             rest = list(range(accepted, len(fds)))
+            # The caller's descriptors need only last this call (io_submit took its own reference to each file
+            # it accepted): the thread fsyncs copies of the others.
+            copies = [_duplicate(fds[i]) for i in rest]
 
             async def fsync_rest() -> None:
                 with trio.CancelScope(shield=True):  # the outcome must be known
-                    thread_errors = await trio.to_thread.run_sync(_fsync_each, [fds[i] for i in rest])
+                    thread_errors = await trio.to_thread.run_sync(_fsync_copies, copies)
                 for i, error in zip(rest, thread_errors, strict=True):
                     if settle(i, error) is not None:
                         on_done(errors)
@@ -246,6 +251,27 @@ def _result_error(result: int) -> OSError | None:
         return None
     code = (1 << 64) - result
     return OSError(code, os.strerror(code))
+
+
+def _duplicate(fd: int) -> int | OSError:
+    try:
+        return os.dup(fd)
+    except OSError as exc:
+        return exc
+
+
+def _fsync_copies(copies: list[int | OSError]) -> list[OSError | None]:
+    """fsync and close each duplicated descriptor; a failed duplication is that descriptor's error."""
+    errors: list[OSError | None] = []
+    for copy in copies:
+        if isinstance(copy, OSError):
+            errors.append(copy)
+            continue
+        try:
+            errors.extend(_fsync_each([copy]))
+        finally:
+            os.close(copy)
+    return errors
 
 
 def _fsync_each(fds: list[int]) -> list[OSError | None]:

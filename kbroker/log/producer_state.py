@@ -40,7 +40,7 @@ import struct
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from crc32c import crc32c
 
@@ -80,8 +80,10 @@ class BatchFields(Protocol):
     def is_control(self) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
-class BatchMetadata:
+class BatchMetadata(NamedTuple):
+    """One of a producer's last batches (a NamedTuple: one per batch appended, cheaper to make than a frozen
+    dataclass)."""
+
     first_seq: int
     last_seq: int
     first_offset: int
