@@ -181,13 +181,19 @@ class ProducerStateManager:
         entry = self.producers.get(batch.producer_id)
         epoch = batch.producer_epoch
         first_seq = batch.base_sequence
-        if check_sequence and entry is not None and epoch == entry.producer_epoch:
-            last_seq = batch.last_sequence
-            for metadata in entry.batches:
-                if metadata.first_seq == first_seq and metadata.last_seq == last_seq:
-                    return metadata
+        follows = False
+        if entry is not None and epoch == entry.producer_epoch:
+            # The next batch in sequence (nearly every one) cannot be a retry of one already here: those all begin
+            # at or before the last sequence (five batches cannot wrap the sequence round).
+            follows = in_sequence(entry.last_seq, first_seq)
+            if check_sequence and not follows:
+                last_seq = batch.last_sequence
+                for metadata in entry.batches:
+                    if metadata.first_seq == first_seq and metadata.last_seq == last_seq:
+                        return metadata
+        transactional = batch.is_transactional
         if (
-            batch.is_transactional
+            transactional
             and verification_required
             and not self.has_ongoing_txn(batch.producer_id, epoch)
             and (
@@ -210,7 +216,7 @@ class ProducerStateManager:
             )
         if check_sequence:
             if epoch == entry.producer_epoch:
-                if not in_sequence(entry.last_seq, first_seq):
+                if not follows:
                     raise KafkaError(
                         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                         f"out of order sequence number for producer {batch.producer_id}: {first_seq} (incoming), "
@@ -221,7 +227,7 @@ class ProducerStateManager:
                     ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                     f"producer {batch.producer_id} began epoch {epoch} at sequence {first_seq}, not 0",
                 )
-        if not batch.is_transactional and entry.current_txn_first_offset >= 0:
+        if not transactional and entry.current_txn_first_offset >= 0:
             raise KafkaError(
                 ErrorCode.INVALID_TXN_STATE,
                 f"producer {batch.producer_id} sent a non-transactional batch while its transaction is open",
