@@ -43,6 +43,11 @@ page), and the page compares its produce figures at acks=all and acks=1 with the
 per record (the three nodes' CPU summed). `--scale-cluster-json` adds each node's idle CPU by partition count, from
 `bench/scale.py --cluster` (docs/performance-scale-cluster.json).
 
+Last, a measuring run runs Kafka's producer tool at 1 KiB against kbroker, Kafka and Kafka with
+log.flush.interval.messages=1 (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' --perf-test-sizes 1024`;
+`--no-fsync-parity` skips it; performance-fsync.json, `--fsync-json` to redraw): kbroker's acks=all waits for an
+fsync, Kafka's by default does not, and this run compares the two at the same durability.
+
 Plots need matplotlib (`pip install -e '.[bench]'`).
 """
 
@@ -54,6 +59,7 @@ import statistics
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -419,11 +425,10 @@ def load_of(f: Figures, scenario: str, size: int) -> str:
 
 
 def perf_test_section(f: Figures) -> list[str]:
-    sizes = sorted({size for scenario, size, _ in f.rows if scenario.startswith("perf-test")})
-    targets = [n for n in f.targets if any(key[0].startswith("perf-test") and key[2] == n for key in f.rows)]
-    if not sizes:
+    table = perf_test_table(f, PERF_TEST_SCENARIOS)
+    if not table:
         return []
-    lines = [
+    return [
         "### Kafka's own load generators: kafka-producer-perf-test and kafka-consumer-perf-test",
         "",
         "Apache Kafka 3.9.2's `ProducerPerformance` and `ConsumerPerformance` (bench/kafka_perf_test.py), each in a "
@@ -433,13 +438,46 @@ def perf_test_section(f: Figures) -> list[str]:
         "JVM start and exit (for the consumer, over its whole session, the group join included; it reads ~100-200 MB "
         "so that this is a small part). librdkafka's mock cannot serve the Java client (see the module's docstring).",
         "",
+        *table,
+    ]
+
+
+def fsync_section(f: Figures) -> str:
+    """The perf tool's produce runs against kbroker, Kafka, and Kafka fsyncing each append (a run of its own)."""
+    table = perf_test_table(f, PERF_TEST_SCENARIOS[:2])
+    if not table:
+        return ""
+    return "\n".join(
+        [
+            "### kafka-producer-perf-test against Kafka fsyncing as kbroker does",
+            "",
+            "kbroker answers acks=all once the batch is fsynced (docs/durability.md); Kafka, by default, once it is "
+            "in the page cache of the in-sync replicas, leaving the fsync to the operating system. `kafka-3.9.2-fsync` "
+            "is the same Kafka with `log.flush.interval.messages=1`: it fsyncs each append before answering (at acks=1 "
+            "too). A run of its own after the others (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' "
+            f"--perf-test-sizes 1024`), {f.meta.get('date', '?')}; load average {f.meta.get('load_start', '?')} at "
+            f"the start, {f.meta.get('load_end', '?')} at the end. kbroker's fsyncs go through Linux AIO, whose "
+            "work runs in the kernel's workers: not in the broker's CPU figure, as Kafka's fsync, made by its own "
+            "thread, is in Kafka's.",
+            "",
+            *table,
+        ]
+    )
+
+
+def perf_test_table(f: Figures, scenarios: Sequence[tuple[str, str]]) -> list[str]:
+    sizes = sorted({size for scenario, size, _ in f.rows if scenario.startswith("perf-test")})
+    targets = [n for n in f.targets if any(key[0].startswith("perf-test") and key[2] == n for key in f.rows)]
+    if not sizes:
+        return []
+    lines = [
         "| record | scenario | "
         + " | ".join(f"{n} rec/s | {n} CPU µs/rec | {n} p99 ms" for n in targets)
         + " | load avg |",
         "|---|---|" + "---|---|---|" * len(targets) + "---|",
     ]
     for size in sizes:
-        for scenario, label in PERF_TEST_SCENARIOS:
+        for scenario, label in scenarios:
             cells = []
             for n in targets:
                 p99 = f.cell(scenario, size, n, "tool_p99_ms")
@@ -736,6 +774,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-cluster", action="store_true", help="measure no 3-node cluster")
     parser.add_argument(
+        "--no-fsync-parity",
+        action="store_true",
+        help="measure no run of Kafka's producer tool against Kafka fsyncing each append (log.flush.interval."
+        "messages=1) beside kbroker and Kafka",
+    )
+    parser.add_argument(
+        "--fsync-json",
+        type=Path,
+        help="with --from-json: that run's JSON (bench/run.py's, performance-fsync.json)",
+    )
+    parser.add_argument(
         "--scale-cluster-json",
         type=Path,
         help="bench/scale.py --cluster's JSON (idle CPU per node by partitions)",
@@ -790,9 +839,28 @@ def main(argv: list[str] | None = None) -> int:
                 cluster_json = None
             else:
                 print(f"cluster measurements: {cluster_json}")
+        fsync_json: Path | None = None
+        if not args.no_fsync_parity and "kafka" in args.targets.split(","):
+            fsync_json = out_dir / "performance-fsync.json"
+            fsync_args = [
+                "--targets", "kbroker,kafka,kafka-fsync",
+                "--sizes", "",
+                "--perf-test-sizes", "1024",
+                "--json", str(fsync_json),
+                "--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results-fsync.md"),
+            ]  # fmt: skip
+            fsync_args += ["--quick"] if args.quick else ["--rounds", str(args.rounds)]
+            if args.kbroker_rev:
+                fsync_args += ["--kbroker-rev", args.kbroker_rev]
+            bench_run.main(fsync_args)
+            if not fsync_json.exists() or not fsync_json.stat().st_size:
+                fsync_json = None
+            else:
+                print(f"fsync parity measurements: {fsync_json}")
     else:
         json_path = args.from_json
         cluster_json = args.cluster_json
+        fsync_json = args.fsync_json
     figures = Figures(json.loads(json_path.read_text()))
     plot_dir = out_dir / PLOTS
     plot_names = plots(figures, plot_dir)
@@ -808,6 +876,9 @@ def main(argv: list[str] | None = None) -> int:
         scale_text = "\n\n".join(
             t for t in (scale_text, cluster_section(figures, cluster, scale_cluster)) if t
         )
+    if fsync_json is not None:
+        fsync_text = fsync_section(Figures(json.loads(fsync_json.read_text())))
+        scale_text = "\n\n".join(t for t in (scale_text, fsync_text) if t)
     (out_dir / "performance.md").write_text(page(figures, plot_names, scale_text, NOTES))
     print(f"written to {out_dir / 'performance.md'}")
     return 0

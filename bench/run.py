@@ -474,11 +474,15 @@ class Mock(ScriptTarget):
 class ApacheKafka(Target):
     """Apache Kafka `version` (compat/kafka/: its jars from Maven Central, cached under ~/.cache/kbroker), one KRaft
     node (broker and controller in one JVM, compat/kafka/process.py's heap of 512 MiB and Kafka's own G1 settings)
-    on a fresh data directory on the same disk as kbroker's."""
+    on a fresh data directory on the same disk as kbroker's.
 
-    def __init__(self, version: str = "3.9.2") -> None:
-        self.name = f"kafka-{version}"
+    With `fsync`, log.flush.interval.messages=1: Kafka fsyncs each append before it answers, the durability
+    kbroker gives acks=all (docs/durability.md); Kafka's default leaves that to the operating system."""
+
+    def __init__(self, version: str = "3.9.2", *, fsync: bool = False) -> None:
+        self.name = f"kafka-{version}" + ("-fsync" if fsync else "")
         self.version = version
+        self.fsync = fsync
         self.tmp: Path | None = None
         self.process: Any = None
 
@@ -495,9 +499,10 @@ class ApacheKafka(Target):
         # Frozen while another target is measured (`run`): its controller, in the same JVM, would otherwise find the
         # broker's last heartbeat older than the session timeout (9 s) on waking, fence it, and refuse topics
         # ("All brokers are currently fenced") until it re-registered. A heartbeat only keeps the session.
-        self.process = QuietKafka(
-            self.version, self.tmp / "kafka", overrides={"broker.session.timeout.ms": "3600000"}
-        )
+        overrides = {"broker.session.timeout.ms": "3600000"}
+        if self.fsync:
+            overrides["log.flush.interval.messages"] = "1"
+        self.process = QuietKafka(self.version, self.tmp / "kafka", overrides=overrides)
         self.bootstrap = self.process.bootstrap
         try:
             self.process.start()
@@ -1370,7 +1375,8 @@ def make_target(name: str, source: KBrokerSource, cluster: bool) -> Target:
     if name == "kbroker-shm":
         return KBroker(source, "kbroker-shm", data_root="/dev/shm")
     if name.startswith("kafka"):
-        return ApacheKafka(name.partition("-")[2] or "3.9.2")
+        version = name.partition("-")[2].removesuffix("fsync").rstrip("-")
+        return ApacheKafka(version or "3.9.2", fsync=name.endswith("-fsync"))
     assert name == "mock", name
     return Mock(3, "mock-x3") if cluster else Mock()
 
@@ -1458,10 +1464,16 @@ def main(argv: list[str] | None = None) -> int:
         "--targets",
         default="kbroker,mock",
         help="comma-separated: kbroker, mock, kbroker-shm, kafka (Apache Kafka 3.9.2; kafka-VERSION for another "
-        "release compat/kafka/ resolves) [kbroker,mock]",
+        "release compat/kafka/ resolves; kafka-fsync or kafka-VERSION-fsync: with log.flush.interval.messages=1, "
+        "an fsync before each acknowledgement as kbroker's acks=all) [kbroker,mock]",
     )
     parser.add_argument("--rounds", type=int, help="rounds of interleaved measurements [7; quick 1]")
-    parser.add_argument("--sizes", default="100,1024", help="record value sizes in bytes [100,1024]")
+    parser.add_argument(
+        "--sizes",
+        default="100,1024",
+        help="record value sizes in bytes of the confluent-kafka loads, '' for none (only the scenarios below) "
+        "[100,1024]",
+    )
     parser.add_argument(
         "--latency-sizes", help="run the latency scenarios only at these sizes, comma-separated [every size]"
     )
@@ -1505,7 +1517,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.quick:
         produce_records = {
             s: args.produce_records or {100: 20_000, 1024: 3_000}.get(s, max(100, 2_000_000 // s))
