@@ -425,9 +425,8 @@ class PartitionLog:
                 "a produce request must carry exactly one record batch per partition",
             )
         batch = RecordBatch(buf)
-        header = (
-            batch.header()
-        )  # (base_offset and partition_leader_epoch are the producer's: not read from it)
+        # (Its base_offset and partition_leader_epoch are the producer's, and set below: not read from it.)
+        header = batch.header()
         if header.size != size:
             raise KafkaError(
                 ErrorCode.INVALID_RECORD,
