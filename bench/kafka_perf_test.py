@@ -91,11 +91,23 @@ class KafkaPerfTest:
     after_rounds = False
 
     def __init__(
-        self, sizes: list[int], *, quick: bool, timeout: float, version: str = KAFKA_VERSION
+        self,
+        sizes: list[int],
+        *,
+        quick: bool,
+        timeout: float,
+        version: str = KAFKA_VERSION,
+        records: int | None = None,
+        warmup: int = 0,
     ) -> None:
         self.sizes = sizes
         self.quick = quick
         self.timeout = timeout
+        self.records = records
+        """Records per produce run (default: `produce_records`)."""
+        self.warmup = warmup
+        """Records each target gets from the producer tool, untimed, before the first round: a JVM broker that
+        has served nothing yet is still compiling its hot paths for several hundred thousand records."""
         self.tools = KafkaTools(version)
         self.run_id = uuid.uuid4().hex[:8]
         self.rounds = 0
@@ -105,6 +117,10 @@ class KafkaPerfTest:
         rnd = self.rounds
         self.rounds += 1
         order = [t for t in order if not t.auto_creates]  # the mock: see the module's docstring
+        if rnd == 0 and self.warmup:
+            for target in order:
+                for size in self.sizes:
+                    self.produce(target, f"perftest-{self.run_id}-warmup-s{size}", size, "1", self.warmup)
         for size in self.sizes:
             prefix = f"perftest-{self.run_id}-r{rnd}-s{size}"
             for acks in ("1", "all"):
@@ -162,8 +178,10 @@ class KafkaPerfTest:
             return None
         return max(0.0, raw - self.idle(target) * max(0.0, wall - timed))
 
-    def produce(self, target: Target, topic: str, size: int, acks: str) -> dict[str, Any]:
-        n = produce_records(size, self.quick)
+    def produce(
+        self, target: Target, topic: str, size: int, acks: str, records: int | None = None
+    ) -> dict[str, Any]:
+        n = records or self.records or produce_records(size, self.quick)
         self.idle(target)
         target.create_topic(topic, PARTITIONS)
         try:

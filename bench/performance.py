@@ -44,7 +44,8 @@ per record (the three nodes' CPU summed). `--scale-cluster-json` adds each node'
 `bench/scale.py --cluster` (docs/performance-scale-cluster.json).
 
 Last, a measuring run runs Kafka's producer tool at 1 KiB against kbroker, Kafka and Kafka with
-log.flush.interval.messages=1 (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' --perf-test-sizes 1024`;
+log.flush.interval.messages=1 (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' --perf-test-sizes 1024
+--perf-test-warmup 600000 --perf-test-records 300000`: each JVM warmed first, then runs of 300,000 records;
 `--no-fsync-parity` skips it; performance-fsync.json, `--fsync-json` to redraw): kbroker's acks=all waits for an
 fsync, Kafka's by default does not, and this run compares the two at the same durability.
 
@@ -455,7 +456,9 @@ def fsync_section(f: Figures) -> str:
             "in the page cache of the in-sync replicas, leaving the fsync to the operating system. `kafka-3.9.2-fsync` "
             "is the same Kafka with `log.flush.interval.messages=1`: it fsyncs each append before answering (at acks=1 "
             "too). A run of its own after the others (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' "
-            f"--perf-test-sizes 1024`), {f.meta.get('date', '?')}; load average {f.meta.get('load_start', '?')} at "
+            "--perf-test-sizes 1024 --perf-test-warmup 600000 --perf-test-records 300000`: each broker first gets "
+            "600,000 records untimed, since a JVM that has served nothing yet is still compiling; then runs of "
+            f"300,000), {f.meta.get('date', '?')}; load average {f.meta.get('load_start', '?')} at "
             f"the start, {f.meta.get('load_end', '?')} at the end. kbroker's fsyncs go through Linux AIO, whose "
             "work runs in the kernel's workers: not in the broker's CPU figure, as Kafka's fsync, made by its own "
             "thread, is in Kafka's.",
@@ -846,6 +849,9 @@ def main(argv: list[str] | None = None) -> int:
                 "--targets", "kbroker,kafka,kafka-fsync",
                 "--sizes", "",
                 "--perf-test-sizes", "1024",
+                # Kafka's JVM here has served nothing yet: warmed first, and longer runs (as the scratch runs)
+                "--perf-test-warmup", "600000",
+                "--perf-test-records", "300000",
                 "--json", str(fsync_json),
                 "--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results-fsync.md"),
             ]  # fmt: skip

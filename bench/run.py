@@ -1326,6 +1326,17 @@ def add_round_scenario_options(parser: argparse.ArgumentParser) -> None:
         "at these record sizes, comma-separated [off]",
     )
     parser.add_argument(
+        "--perf-test-records",
+        type=int,
+        help="records per kafka-producer-perf-test run [1 KiB: 100000, 100 B: 500000]",
+    )
+    parser.add_argument(
+        "--perf-test-warmup",
+        type=int,
+        default=0,
+        help="records each target gets from kafka-producer-perf-test, untimed, before the first round [0]",
+    )
+    parser.add_argument(
         "--connections",
         type=int,
         default=0,
@@ -1349,7 +1360,15 @@ def round_scenarios(args: argparse.Namespace) -> list[RoundScenario]:
         from bench.kafka_perf_test import KafkaPerfTest
 
         sizes = [int(s) for s in args.perf_test_sizes.split(",")]
-        scenarios.append(KafkaPerfTest(sizes, quick=args.quick, timeout=args.timeout))
+        scenarios.append(
+            KafkaPerfTest(
+                sizes,
+                quick=args.quick,
+                timeout=args.timeout,
+                records=args.perf_test_records,
+                warmup=args.perf_test_warmup,
+            )
+        )
     if args.connections:
         from bench.connections import ManyConnections
 
