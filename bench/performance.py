@@ -754,6 +754,21 @@ def round_scenario_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def side_run(args: argparse.Namespace, json_path: Path, what: str, run_args: list[str]) -> Path | None:
+    """A bench/run.py run of its own after the main one (same rounds and kbroker revision); its JSON, or None if it
+    wrote none."""
+    run_args = [*run_args, "--json", str(json_path)]
+    run_args += ["--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results.md")]
+    run_args += ["--quick"] if args.quick else ["--rounds", str(args.rounds)]
+    if args.kbroker_rev:
+        run_args += ["--kbroker-rev", args.kbroker_rev]
+    bench_run.main(run_args)
+    if not json_path.exists() or not json_path.stat().st_size:
+        return None
+    print(f"{what} measurements: {json_path}")
+    return json_path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -825,44 +840,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"measurements: {json_path}")
         cluster_json: Path | None = None
         if not args.no_cluster:
-            cluster_json = out_dir / "performance-cluster.json"
-            cluster_args = [
-                "--cluster", "--targets", "kbroker",
-                "--sizes", CLUSTER_SIZES,
-                "--latency-rates", str(LATENCY_RATE),
-                "--latency-linger-ms", "0",
-                "--json", str(cluster_json),
-                "--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results-cluster.md"),
-            ]  # fmt: skip
-            cluster_args += ["--quick"] if args.quick else ["--rounds", str(args.rounds)]
-            if args.kbroker_rev:
-                cluster_args += ["--kbroker-rev", args.kbroker_rev]
-            bench_run.main(cluster_args)
-            if not cluster_json.exists() or not cluster_json.stat().st_size:
-                cluster_json = None
-            else:
-                print(f"cluster measurements: {cluster_json}")
+            cluster_json = side_run(
+                args,
+                out_dir / "performance-cluster.json",
+                "cluster",
+                [
+                    "--cluster", "--targets", "kbroker",
+                    "--sizes", CLUSTER_SIZES,
+                    "--latency-rates", str(LATENCY_RATE),
+                    "--latency-linger-ms", "0",
+                ],
+            )  # fmt: skip
         fsync_json: Path | None = None
         if not args.no_fsync_parity and "kafka" in args.targets.split(","):
-            fsync_json = out_dir / "performance-fsync.json"
-            fsync_args = [
-                "--targets", "kbroker,kafka,kafka-fsync",
-                "--sizes", "",
-                "--perf-test-sizes", "1024",
-                # Kafka's JVM here has served nothing yet: warmed first, and longer runs (as the scratch runs)
-                "--perf-test-warmup", "600000",
-                "--perf-test-records", "300000",
-                "--json", str(fsync_json),
-                "--out", str(Path(tempfile.mkdtemp(prefix="performance-")) / "results-fsync.md"),
-            ]  # fmt: skip
-            fsync_args += ["--quick"] if args.quick else ["--rounds", str(args.rounds)]
-            if args.kbroker_rev:
-                fsync_args += ["--kbroker-rev", args.kbroker_rev]
-            bench_run.main(fsync_args)
-            if not fsync_json.exists() or not fsync_json.stat().st_size:
-                fsync_json = None
-            else:
-                print(f"fsync parity measurements: {fsync_json}")
+            fsync_json = side_run(
+                args,
+                out_dir / "performance-fsync.json",
+                "fsync parity",
+                [
+                    "--targets", "kbroker,kafka,kafka-fsync",
+                    "--sizes", "",
+                    "--perf-test-sizes", "1024",
+                    # Kafka's JVMs here have served nothing yet: warmed first, then runs as long as that warm-up's
+                    "--perf-test-warmup", "600000",
+                    "--perf-test-records", "300000",
+                ],
+            )  # fmt: skip
     else:
         json_path = args.from_json
         cluster_json = args.cluster_json

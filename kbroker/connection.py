@@ -357,12 +357,14 @@ class _Responses:
     async def _send(self, outgoing: Outgoing) -> None:
         # On plain TCP a fetch's records go from the segment files to the socket with sendfile (no copy through
         # Python); TLS must encrypt them, so it sends their bytes.
-        ready = isinstance(outgoing, bytearray | bytes | SplicedFrame)
-        data = outgoing if isinstance(outgoing, bytearray | bytes | SplicedFrame) else await outgoing()
+        if isinstance(outgoing, bytearray | bytes | SplicedFrame):
+            data, waited = outgoing, False
+        else:
+            data, waited = await outgoing(), True
         if not isinstance(data, SplicedFrame):
             if self._sock is not None:
                 await _write_fully(self._sock, memoryview(data))
-                if ready:
+                if not waited:
                     # A scheduling point per response, so a queue of answers never holds the loop. A deferred one
                     # (an acks=-1 produce) has had one while it waited: one more would cost a trio task switch
                     # per request for nothing. (If it did not wait, the queue it came from holds at most
