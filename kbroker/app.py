@@ -347,7 +347,7 @@ def _assemble(
         if plog.topic_partition is not None:
             purgatory.wake(plog.topic_partition)
 
-    committer = GroupCommitter(on_flushed=on_flushed)
+    committer = GroupCommitter(on_flushed=on_flushed, linger_ms=config.log_flush_linger_ms)
 
     def dynamic_settings(dynamic: Mapping[str, str]) -> DynamicSettings:
         """What this node's dynamic broker configs (the cluster-wide defaults under its own) make of the settings

@@ -114,6 +114,13 @@ _DEFS = [
         "what an acks=1 or acks=0 write can lose when every replica loses power (Kafka: unset, never).",
     ),
     ConfigDef(
+        "log.flush.linger.ms",
+        "long",
+        "1",
+        "kbroker's own: how long a group commit round of acks=all fsyncs may wait for more produce requests when the "
+        "round before it carried several that came close together (a pipelining producer); 0: never.",
+    ),
+    ConfigDef(
         "log.index.interval.bytes",
         "int",
         "4096",
@@ -650,6 +657,7 @@ class BrokerConfig:
     socket_request_max_bytes: int
     log_retention_check_interval_ms: int
     log_flush_interval_ms: int
+    log_flush_linger_ms: int
     log_cleaner_enable: bool
     log_cleaner_backoff_ms: int
     replica_lag_time_max_ms: int
@@ -742,6 +750,7 @@ class BrokerConfig:
             socket_request_max_bytes=raw.number("socket.request.max.bytes"),
             log_retention_check_interval_ms=raw.number("log.retention.check.interval.ms"),
             log_flush_interval_ms=raw.number("log.flush.interval.ms"),
+            log_flush_linger_ms=raw.number("log.flush.linger.ms"),
             log_cleaner_enable=raw.flag("log.cleaner.enable"),
             log_cleaner_backoff_ms=raw.number("log.cleaner.backoff.ms"),
             replica_lag_time_max_ms=raw.number("replica.lag.time.max.ms"),

@@ -7,10 +7,11 @@ system itself, through whichever path. Tests of the round logic alone run both w
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -439,3 +440,97 @@ async def test_a_committer_stopped_mid_stream_leaves_no_duplicated_descriptor(tm
             nursery.cancel_scope.cancel()
         assert descriptors_of(segment) == 1  # the log's own
     log.close()
+
+
+# ---- log.flush.linger.ms: a round may wait for as many acks=-1 requests as the one before it carried -------------
+# In virtual time (MockClock, rate 0): a linger ends only when the test jumps the clock, so whether the committer
+# lingers is seen in `lingered` once every task is blocked, before any jump.
+
+
+def arrive(committer: GroupCommitter, log: PartitionLog) -> int:
+    """One acks=-1 produce request, as ReplicaManager.append_records makes it: append, ask for the flush, count the
+    request. The offset to wait for."""
+    info = log.append_as_leader(batch(), 0, 0)
+    committer.request_flush(log, info.last_offset + 1)
+    committer.request_arrived()
+    return info.last_offset + 1
+
+
+async def arrives_at_once(committer: GroupCommitter, log: PartitionLog) -> None:
+    """One more request, whose round begins without lingering, and is durable."""
+    lingered = committer.lingered
+    end = arrive(committer, log)
+    await trio.testing.wait_all_tasks_blocked()
+    assert committer.lingered == lingered
+    await committer.wait_durable(log, end)
+
+
+@contextlib.asynccontextmanager
+async def running(tmp_path: Path, linger_ms: int) -> AsyncIterator[tuple[GroupCommitter, PartitionLog]]:
+    """A running committer with log.flush.linger.ms = `linger_ms`, and a log with one durable record (the epoch's
+    first append also writes its checkpoint)."""
+    log = open_log(tmp_path)
+    log.append_as_leader(batch(), 0, 0)
+    log.flush()
+    committer = GroupCommitter(linger_ms=linger_ms)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(committer.run)
+        yield committer, log
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_round_lingers_for_as_many_requests_as_the_round_before(
+    tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
+    async with running(tmp_path, 1000) as (committer, log):
+        for _ in range(3):  # three requests together (a pipelining producer): one round
+            end = arrive(committer, log)
+        await committer.wait_durable(log, end)
+        assert (committer.rounds, committer.lingered) == (1, 0)
+
+        arrive(committer, log)
+        await trio.testing.wait_all_tasks_blocked()
+        assert committer.lingered == 1  # not begun: the round before carried three requests
+        arrive(committer, log)
+        end = arrive(committer, log)  # the third: the round begins, without the clock moving
+        await committer.wait_durable(log, end)
+        assert (committer.rounds, committer.lingered) == (2, 1)
+        assert trio.current_time() == 0
+
+        # A linger ends after log.flush.linger.ms even when fewer come.
+        end = arrive(committer, log)
+        await trio.testing.wait_all_tasks_blocked()
+        assert committer.lingered == 2
+        mock_clock.jump(1.0)
+        await committer.wait_durable(log, end)
+        assert committer.rounds == 3
+    assert log.recovery_point == log.log_end_offset == 8
+
+
+@pytest.mark.trio
+async def test_requests_one_at_a_time_or_far_apart_never_make_a_round_linger(
+    tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
+    async with running(tmp_path, 1000) as (committer, log):
+        for _ in range(3):  # a producer that waits for each answer: rounds of one request
+            await arrives_at_once(committer, log)
+
+        # Two requests in one round, but 0.6 s apart (more than half the linger): the next round does not wait
+        # for a second one.
+        arrive(committer, log)
+        mock_clock.jump(0.6)
+        end = arrive(committer, log)
+        await committer.wait_durable(log, end)
+        await arrives_at_once(committer, log)
+    assert committer.rounds == 5
+
+
+@pytest.mark.trio
+async def test_no_linger_when_it_is_zero(tmp_path: Path, mock_clock: trio.testing.MockClock) -> None:
+    async with running(tmp_path, 0) as (committer, log):
+        for _ in range(3):
+            end = arrive(committer, log)
+        await committer.wait_durable(log, end)
+        await arrives_at_once(committer, log)
+    assert committer.rounds == 2

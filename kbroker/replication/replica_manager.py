@@ -637,6 +637,7 @@ class ReplicaManager:
         guards = verification_guards or {}
         results = []
         stats = self.stats
+        flushes_requested = False
         for tp, records in entries:
             result = ProduceResult(tp)
             results.append(result)
@@ -668,6 +669,9 @@ class ReplicaManager:
                 traffic.messages_in += result.info.last_offset - result.info.base_offset + 1
                 traffic.bytes_in += len(records)
             self._appended(result, partition, required_acks)
+            flushes_requested = required_acks == -1
+        if flushes_requested:
+            self.committer.request_arrived()
         return results
 
     def _appended(self, result: ProduceResult, partition: Partition, required_acks: int) -> None:
