@@ -43,11 +43,12 @@ page), and the page compares its produce figures at acks=all and acks=1 with the
 per record (the three nodes' CPU summed). `--scale-cluster-json` adds each node's idle CPU by partition count, from
 `bench/scale.py --cluster` (docs/performance-scale-cluster.json).
 
-Last, a measuring run runs Kafka's producer tool at 1 KiB against kbroker, Kafka and Kafka with
-log.flush.interval.messages=1 (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' --perf-test-sizes 1024
---perf-test-warmup 600000 --perf-test-records 300000`: each JVM warmed first, then runs of 300,000 records;
-`--no-fsync-parity` skips it; performance-fsync.json, `--fsync-json` to redraw): kbroker's acks=all waits for an
-fsync, Kafka's by default does not, and this run compares the two at the same durability.
+Last, a measuring run runs Kafka's producer tool at 1 KiB against kbroker, kbroker with
+log.flush.acks.all.enable=false, Kafka and Kafka with log.flush.interval.messages=1 (`bench/run.py --targets
+kbroker,kbroker-nofsync,kafka,kafka-fsync --sizes '' --perf-test-sizes 1024 --perf-test-warmup 600000
+--perf-test-records 300000`: each JVM warmed first, then runs of 300,000 records; `--no-fsync-parity` skips it;
+performance-fsync.json, `--fsync-json` to redraw): kbroker's acks=all waits for an fsync, Kafka's by default does
+not, and this run compares the two at the same durability, both fsyncing and neither.
 
 Plots need matplotlib (`pip install -e '.[bench]'`).
 """
@@ -450,12 +451,14 @@ def fsync_section(f: Figures) -> str:
         return ""
     return "\n".join(
         [
-            "### kafka-producer-perf-test against Kafka fsyncing as kbroker does",
+            "### kafka-producer-perf-test at the same durability: both brokers fsyncing, and neither",
             "",
             "kbroker answers acks=all once the batch is fsynced (docs/durability.md); Kafka, by default, once it is "
             "in the page cache of the in-sync replicas, leaving the fsync to the operating system. `kafka-3.9.2-fsync` "
             "is the same Kafka with `log.flush.interval.messages=1`: it fsyncs each append before answering (at acks=1 "
-            "too). A run of its own after the others (`bench/run.py --targets kbroker,kafka,kafka-fsync --sizes '' "
+            "too). `kbroker-nofsync` is kbroker with `log.flush.acks.all.enable=false`: acks=all answered once "
+            "written, as Kafka's default. A run of its own after the others (`bench/run.py --targets "
+            "kbroker,kbroker-nofsync,kafka,kafka-fsync --sizes '' "
             "--perf-test-sizes 1024 --perf-test-warmup 600000 --perf-test-records 300000`: each broker first gets "
             "600,000 records untimed, since a JVM that has served nothing yet is still compiling; then runs of "
             f"300,000), {f.meta.get('date', '?')}; load average {f.meta.get('load_start', '?')} at "
@@ -795,7 +798,8 @@ def main(argv: list[str] | None = None) -> int:
         "--no-fsync-parity",
         action="store_true",
         help="measure no run of Kafka's producer tool against Kafka fsyncing each append (log.flush.interval."
-        "messages=1) beside kbroker and Kafka",
+        "messages=1) beside kbroker, kbroker answering acks=all without an fsync (log.flush.acks.all.enable=false) "
+        "and Kafka",
     )
     parser.add_argument(
         "--fsync-json",
@@ -858,7 +862,7 @@ def main(argv: list[str] | None = None) -> int:
                 out_dir / "performance-fsync.json",
                 "fsync parity",
                 [
-                    "--targets", "kbroker,kafka,kafka-fsync",
+                    "--targets", "kbroker,kbroker-nofsync,kafka,kafka-fsync",
                     "--sizes", "",
                     "--perf-test-sizes", "1024",
                     # Kafka's JVMs here have served nothing yet: warmed first, then runs as long as that warm-up's

@@ -265,10 +265,17 @@ class KBroker(Target):
     """`python -m kbroker serve` on a fresh data directory, through the tests' BrokerProcess, from `source`, with
     its admin listener (revisions from 20bfbb7, 2026-11-25, on: older ones lack admin.listener and do not start)."""
 
-    def __init__(self, source: KBrokerSource, name: str = "kbroker", data_root: str | None = None) -> None:
+    def __init__(
+        self,
+        source: KBrokerSource,
+        name: str = "kbroker",
+        data_root: str | None = None,
+        overrides: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.source = source
         self.data_root = data_root
+        self.overrides = overrides or {}
         self.tmp: Path | None = None
         self.broker: BrokerProcess | None = None
 
@@ -278,7 +285,7 @@ class KBroker(Target):
         self.metrics = f"http://127.0.0.1:{free_port()}"
         self.broker = BrokerProcess(
             self.tmp / "data",
-            overrides={"admin.listener": self.metrics},
+            overrides={"admin.listener": self.metrics, **self.overrides},
             log_path=self.tmp / "broker.log",
             source_dir=self.source.directory,
         )
@@ -1393,6 +1400,8 @@ def make_target(name: str, source: KBrokerSource, cluster: bool) -> Target:
         return KBrokerCluster(source) if cluster else KBroker(source)
     if name == "kbroker-shm":
         return KBroker(source, "kbroker-shm", data_root="/dev/shm")
+    if name == "kbroker-nofsync":
+        return KBroker(source, "kbroker-nofsync", overrides={"log.flush.acks.all.enable": "false"})
     if name.startswith("kafka"):
         version = name.partition("-")[2].removesuffix("fsync").rstrip("-")
         return ApacheKafka(version or "3.9.2", fsync=name.endswith("-fsync"))
@@ -1482,7 +1491,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--targets",
         default="kbroker,mock",
-        help="comma-separated: kbroker, mock, kbroker-shm, kafka (Apache Kafka 3.9.2; kafka-VERSION for another "
+        help="comma-separated: kbroker, mock, kbroker-shm, kbroker-nofsync (acks=all answered without an fsync, as "
+        "Kafka does: log.flush.acks.all.enable=false), kafka (Apache Kafka 3.9.2; kafka-VERSION for another "
         "release compat/kafka/ resolves; kafka-fsync or kafka-VERSION-fsync: with log.flush.interval.messages=1, "
         "an fsync before each acknowledgement as kbroker's acks=all) [kbroker,mock]",
     )

@@ -373,6 +373,7 @@ def _assemble(
             log_retention_check_interval_ms=config.log_retention_check_interval_ms,
             transaction_partition_verification_enable=config.transaction_partition_verification_enable,
             log_flush_interval_ms=config.log_flush_interval_ms,
+            log_flush_acks_all_enable=config.log_flush_acks_all_enable,
         ),
         purgatory=purgatory,
         # A single node never fetches from another: its inter-broker listener may lack a client login.

@@ -121,6 +121,15 @@ _DEFS = [
         "round before it carried several that came close together (a pipelining producer); 0: never.",
     ),
     ConfigDef(
+        "log.flush.acks.all.enable",
+        "boolean",
+        "true",
+        "kbroker's own: whether an acks=all produce is answered only once its batch is fsynced on the leader and on "
+        "every in-sync follower. false: Kafka's default durability, answered once every in-sync replica has written "
+        "it, the fsync left to log.flush.interval.ms; an acknowledged write then survives kill -9 but not the loss "
+        "of power of every replica at once.",
+    ),
+    ConfigDef(
         "log.index.interval.bytes",
         "int",
         "4096",
@@ -658,6 +667,7 @@ class BrokerConfig:
     log_retention_check_interval_ms: int
     log_flush_interval_ms: int
     log_flush_linger_ms: int
+    log_flush_acks_all_enable: bool
     log_cleaner_enable: bool
     log_cleaner_backoff_ms: int
     replica_lag_time_max_ms: int
@@ -751,6 +761,7 @@ class BrokerConfig:
             log_retention_check_interval_ms=raw.number("log.retention.check.interval.ms"),
             log_flush_interval_ms=raw.number("log.flush.interval.ms"),
             log_flush_linger_ms=raw.number("log.flush.linger.ms"),
+            log_flush_acks_all_enable=raw.flag("log.flush.acks.all.enable"),
             log_cleaner_enable=raw.flag("log.cleaner.enable"),
             log_cleaner_backoff_ms=raw.number("log.cleaner.backoff.ms"),
             replica_lag_time_max_ms=raw.number("replica.lag.time.max.ms"),

@@ -51,6 +51,10 @@ def test_serve_help_lists_every_broker_config_by_its_kafka_name() -> None:
     [
         (["--override", "no.such.config=1"], "unknown broker config 'no.such.config'"),
         (["--override", "num.partitions=many"], "invalid value 'many' for num.partitions"),
+        (
+            ["--override", "log.flush.acks.all.enable=sometimes"],
+            "invalid value 'sometimes' for log.flush.acks.all.enable",
+        ),
         (["--override", "num.partitions"], "--override needs KEY=VALUE"),
         (["--listeners", "SSL://127.0.0.1:9093"], "listener SSL uses TLS but has no key store"),
         (

@@ -1,7 +1,8 @@
 """Per-topic log settings under Kafka's topic config names.
 
 `flush.messages` and `flush.ms` are deliberately not modelled: durability comes from the group committer
-(kbroker/log/flusher.py), which fsyncs before acks=all is answered, never from a message count or a timer.
+(kbroker/log/flusher.py), which fsyncs before acks=all is answered (unless the broker's log.flush.acks.all.enable is
+false), never from a message count or a timer.
 Names this class does not use are ignored here; the broker checks names against the list of topic configs it knows.
 """
 

@@ -6,7 +6,8 @@ truncates to where that epoch ends on the leader, asking again with an older epo
 Then it sends Fetch requests with its replica id from its log end offset, appends what it gets with the leader's
 offsets and leader epochs, fsyncs every log the round appended to (one batch of asynchronous fsyncs per round,
 log/fsyncer.py), and only then asks for more: the next fetch offset is what tells the leader that the records are on
-this replica, so a record counted towards the high watermark is on disk on every in-sync replica, not just written.
+this replica, so a record counted towards the high watermark is on disk on every in-sync replica, not just written
+(unless log.flush.acks.all.enable=false: then, as in Kafka, the round's logs are left to the broker's flush loop).
 The follower's high watermark is the leader's, capped at its own log end. The fetches form a fetch session with the
 leader (KIP-227, fetch_session_handler.py): after the first, a request lists only the partitions whose fetch
 position or fields changed.
@@ -171,8 +172,12 @@ class ReplicaFetcher:
         connect: Connector = plaintext_connector,
         quota: ReplicationQuota | None = None,
         listeners: PartitionListeners | None = None,
+        defer_flush: Callable[[list[PartitionLog]], None] | None = None,
     ) -> None:
         self.node_id = node_id
+        self._defer_flush = defer_flush
+        """log.flush.acks.all.enable=false: where a round's logs go to be fsynced later instead of before the next
+        fetch (the broker's flush loop): its next fetch offset then tells the leader they are written, not synced."""
         self._connect = connect
         self.leader = leader
         self.partitions: dict[TopicPartition, FollowState] = {}
@@ -469,7 +474,9 @@ class ReplicaFetcher:
                 plog = self._appended_to(state, data, now)
                 if plog is not None:
                     appended.append(plog)
-        if appended:
+        if appended and self._defer_flush is not None:
+            self._defer_flush(appended)
+        elif appended:
             await self._make_durable(appended)
 
     def _appended_to(self, state: FollowState, data: PartitionData, now: int) -> PartitionLog | None:

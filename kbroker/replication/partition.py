@@ -72,8 +72,11 @@ class Partition:
         on_progress: Callable[[TopicPartition], None],
         on_append: Callable[[TopicPartition], None] | None = None,
         follower_fetch_ms: Mapping[int, int] | None = None,
+        fsync_before_acks: bool = True,
     ) -> None:
         self.tp = tp
+        self._fsync_before_acks = fsync_before_acks
+        """log.flush.acks.all.enable: whether acks=-1 also waits for this log's fsync (false: Kafka's default)."""
         self._follower_fetch_ms: Mapping[int, int] = {} if follower_fetch_ms is None else follower_fetch_ms
         """Each follower node's latest fetch time (ReplicaManager's, shared by every partition)."""
         self.topic_id = topic_id
@@ -284,7 +287,13 @@ class Partition:
             return True
         if log.truncations != truncations:
             return True
-        return log.high_watermark > last_offset and log.recovery_point > last_offset
+        return self._committed(last_offset)
+
+    def _committed(self, last_offset: int) -> bool:
+        log = self.log
+        return log.high_watermark > last_offset and (
+            log.recovery_point > last_offset or not self._fsync_before_acks
+        )
 
     def acks_error(self, last_offset: int, leader_epoch: int, truncations: int) -> KafkaError | None:
         """The answer to a decided acks=-1 produce (None: acknowledged)."""
@@ -300,7 +309,7 @@ class Partition:
                 ErrorCode.NOT_LEADER_OR_FOLLOWER,
                 f"leadership of {self.tp} changed before the write was replicated",
             )
-        if not (log.high_watermark > last_offset and log.recovery_point > last_offset):
+        if not self._committed(last_offset):
             return None  # not decided: the caller times out
         min_isr = log.config.min_insync_replicas
         if len(self.isr) < min_isr:

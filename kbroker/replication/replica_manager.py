@@ -77,6 +77,9 @@ class ReplicationSettings:
     log_retention_check_interval_ms: int = 300_000
     transaction_partition_verification_enable: bool = True
     log_flush_interval_ms: int = 1000
+    log_flush_acks_all_enable: bool = True
+    """acks=-1 is answered only once every in-sync replica has fsynced the batch (false: once they have written it,
+    as Kafka does by default; the flush loop fsyncs it later)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -484,6 +487,7 @@ class ReplicaManager:
             on_progress=self.purgatory.wake,
             on_append=self.purgatory.wake_appended,
             follower_fetch_ms=self.follower_fetch_ms,
+            fsync_before_acks=self.settings.log_flush_acks_all_enable,
         )
         self.partitions[tp] = partition
         return partition
@@ -549,6 +553,7 @@ class ReplicaManager:
             quota=self.follower_quota,
             execute_plans=self.committer.execute_plans,
             listeners=self.purgatory,
+            defer_flush=None if self.settings.log_flush_acks_all_enable else self._defer_flush,
         )
         task = _FetcherTask(fetcher, trio.CancelScope())
         self._fetchers[leader_id] = task
@@ -669,7 +674,7 @@ class ReplicaManager:
                 traffic.messages_in += result.info.last_offset - result.info.base_offset + 1
                 traffic.bytes_in += len(records)
             self._appended(result, partition, required_acks)
-            flushes_requested = required_acks == -1
+            flushes_requested = required_acks == -1 and self.settings.log_flush_acks_all_enable
         if flushes_requested:
             self.committer.request_arrived()
         return results
@@ -679,7 +684,7 @@ class ReplicaManager:
         result.partition = partition
         result.leader_epoch = partition.leader_epoch
         result.truncations = partition.log.truncations
-        if required_acks == -1:
+        if required_acks == -1 and self.settings.log_flush_acks_all_enable:
             # A duplicate (an idempotent producer's retry) waits too: its first attempt may not be durable yet.
             self.committer.request_flush(partition.log, result.info.last_offset + 1)
         else:
@@ -1141,6 +1146,10 @@ class ReplicaManager:
                 if not plog.closed and not plog.offline and plog.recovery_point < plog.log_end_offset:
                     self.committer.request_flush(plog, plog.log_end_offset)
             candidates, self._unflushed = self._unflushed, set()
+
+    def _defer_flush(self, logs: Iterable[PartitionLog]) -> None:
+        """log.flush.acks.all.enable=false: a follower's round leaves its fsyncs to the flush loop."""
+        self._unflushed.update(logs)
 
     def _log_moved(self, plog: PartitionLog) -> None:
         if plog.topic_partition is not None:
