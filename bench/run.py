@@ -1584,7 +1584,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     names = [t.strip() for t in args.targets.split(",") if t.strip()]
     for name in names:
-        if name not in ("kbroker", "kbroker-shm", "mock") and not name.startswith("kafka"):
+        if name not in ("kbroker", "kbroker-shm", "kbroker-nofsync", "mock") and not name.startswith("kafka"):
             parser.error(f"unknown target {name!r}")
         if name == "mock":
             for s in sizes:
