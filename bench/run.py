@@ -1395,6 +1395,10 @@ def software(source: KBrokerSource) -> str:
     )
 
 
+# The named targets make_target starts besides "kafka[-VERSION][-fsync]"; main() checks --targets against it.
+NAMED_TARGETS = ("kbroker", "kbroker-shm", "kbroker-nofsync", "mock")
+
+
 def make_target(name: str, source: KBrokerSource, cluster: bool) -> Target:
     if name == "kbroker":
         return KBrokerCluster(source) if cluster else KBroker(source)
@@ -1584,7 +1588,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     names = [t.strip() for t in args.targets.split(",") if t.strip()]
     for name in names:
-        if name not in ("kbroker", "kbroker-shm", "kbroker-nofsync", "mock") and not name.startswith("kafka"):
+        if name not in NAMED_TARGETS and not name.startswith("kafka"):
             parser.error(f"unknown target {name!r}")
         if name == "mock":
             for s in sizes:
