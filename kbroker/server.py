@@ -35,11 +35,20 @@ class BoundListener:
             sock.close()
 
 
+def _where(listener: Listener) -> str:
+    return f"{listener.name}://{listener.host or '0.0.0.0'}:{listener.port}"
+
+
+def _taken(listener: Listener, exc: OSError) -> StartupError:
+    if exc.errno == errno.EADDRINUSE:
+        return StartupError(f"{_where(listener)} is already in use")
+    return StartupError(f"cannot listen on {_where(listener)}: {exc.strerror or exc}")
+
+
 async def open_listener(listener: Listener) -> BoundListener:
     """Bind the listener's address before anything else starts, so that a taken port is said at once and in one
     line. The sockets listen only when `serve` starts: until the broker is ready, connections are refused rather
     than left waiting in a backlog nobody reads."""
-    where = f"{listener.name}://{listener.host or '0.0.0.0'}:{listener.port}"
     host = listener.host or None
     sockets: list[trio.socket.SocketType] = []
     port = listener.port
@@ -59,9 +68,7 @@ async def open_listener(listener: Listener) -> BoundListener:
     except OSError as exc:
         for sock in sockets:
             sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise StartupError(f"{where} is already in use") from None
-        raise StartupError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+        raise _taken(listener, exc) from None
     return BoundListener(listener, sockets)
 
 
@@ -74,13 +81,21 @@ async def serve(
 ) -> None:
     """Listen on every bound listener and accept connections until cancelled. serve_connection catches everything
     a connection can raise, so one bad peer never stops a listener."""
+    for listener, _ in bound:
+        for sock in listener.sockets:
+            try:
+                sock.listen(LISTEN_BACKLOG)
+            except OSError as exc:
+                # SO_REUSEADDR (for a restart beside the last run's TIME_WAIT connections) lets another process
+                # bind the same port between our bind and this listen, e.g. a second broker started at the same
+                # time on the same port: the first to listen has it, the other says so and stops.
+                raise _taken(listener.listener, exc) from None
     async with trio.open_nursery() as nursery:
         for listener, runtime in bound:
             # connections.max.idle.ms, for this listener's connections
             idle = IdleExpiry(runtime.idle_timeout_s)
             nursery.start_soon(idle.run)
             for sock in listener.sockets:
-                sock.listen(LISTEN_BACKLOG)
                 nursery.start_soon(
                     _accept_loop, trio.SocketListener(sock), runtime, idle, dispatcher, quotas, nursery
                 )

@@ -101,6 +101,43 @@ def test_a_taken_port_is_said_in_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.stdout + result.stderr
 
 
+def test_a_port_taken_between_bind_and_listen_is_said_in_one_line(tmp_path: Path) -> None:
+    """kbroker binds its ports first and listens only once ready; SO_REUSEADDR lets another process (a second
+    broker started at once on the same port) bind the port in between. Whoever listens first has it: here the
+    rival, so kbroker's listen fails, and it must say so as for a port taken before its bind."""
+    port = free_port()
+    with socket.socket() as rival:
+        rival.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        rival.bind(("127.0.0.1", port))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kbroker", "serve", "--data-dir", str(tmp_path / "data"),
+             "--listeners", f"PLAINTEXT://127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            assert process.stderr is not None
+            # The first log line comes from creating __consumer_offsets, which open_broker does after binding the
+            # listeners: the broker holds the port now and has not listened yet. Held still, it lets the rival
+            # listen first.
+            first = process.stderr.readline()
+            os.kill(process.pid, signal.SIGSTOP)
+            assert "created topic __consumer_offsets" in first, first
+            rival.listen()
+            os.kill(process.pid, signal.SIGCONT)
+            _, log = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+    log = first + log
+    assert process.returncode == 1, log
+    # The log lines of the start-up, then the reason in one line.
+    assert log.strip().splitlines()[-1] == f"kbroker: PLAINTEXT://127.0.0.1:{port} is already in use", log
+    # It failed at the listen, at the end of start-up, not at the bind.
+    assert "coordinating 50 of 50 partitions of __consumer_offsets" in log
+    assert "Traceback" not in log
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_cluster_node_waiting_for_etcd_stops_at_once(
     tmp_path: Path, processes: list[subprocess.Popen[bytes]], signum: int

@@ -213,7 +213,14 @@ async def serve_admin(
     config.accesslog = None
     config.graceful_timeout = 1.0
     for sock in sockets.insecure_sockets:
-        sock.listen(config.backlog)
+        try:
+            sock.listen(config.backlog)
+        except OSError as exc:
+            # Bound with SO_REUSEADDR, the port can be bound by another process too until one listens (as the
+            # broker's listeners: kbroker.server.serve).
+            host, port = sock.getsockname()[:2]
+            where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+            raise StartupError(f"admin listener {where}: {exc.strerror or exc}") from None
     async with trio.open_nursery() as nursery:
         await nursery.start(
             # hypercorn types an ASGI app with its own TypedDicts; ours reads the same messages as plain mappings
