@@ -162,24 +162,47 @@ class BrokerProcess:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.source_dir), env.get("PYTHONPATH")]))
         return env
 
+    def listener_addresses(self) -> list[tuple[str, int]]:
+        """Every host:port of the command's --listeners (subclasses add SASL, TLS... listeners to it)."""
+        command = self.command()
+        if "--listeners" not in command:
+            return [(self.host, self.port)]
+        addresses = []
+        for listener in command[command.index("--listeners") + 1].split(","):
+            host, _, port = listener.rpartition("://")[2].rpartition(":")
+            if port.isdigit() and int(port) != 0:
+                addresses.append((host if host not in ("", "0.0.0.0") else "127.0.0.1", int(port)))
+        return addresses or [(self.host, self.port)]
+
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
-        """Return once the listener accepts connections; raise with the log if the broker exits first."""
+        """Return once every listener accepts connections and the broker is still running; raise with the log if
+        it exits first. Every listener, not only the first: the broker starts listening on all of them at once, so
+        a test may use any of them as soon as this returns; and should a port be taken by another server between
+        free_port's probe and the broker's bind, the broker exits with "already in use" and this says so, rather
+        than the test failing later with a bare "connection refused"."""
         deadline = time.monotonic() + timeout
+        pending = self.listener_addresses()
         while True:
             if not self.is_running():
                 raise BrokerFailed(
                     f"broker exited with {self.returncode()} before listening:\n{self.log_tail()}"
                 )
             try:
-                with socket.create_connection((self.host, self.port), timeout=0.5):
-                    return
+                while pending:
+                    with socket.create_connection(pending[0], timeout=0.5):
+                        pass
+                    pending.pop(0)
             except OSError:
                 if time.monotonic() > deadline:
                     self.kill()
                     raise BrokerFailed(
-                        f"broker not listening on {self.bootstrap} after {timeout} s:\n{self.log_tail()}"
+                        f"broker not listening on {pending[0][0]}:{pending[0][1]} after {timeout} s:\n"
+                        f"{self.log_tail()}"
                     ) from None
                 time.sleep(0.05)
+                continue
+            if self.is_running():
+                return
 
     def is_running(self) -> bool:
         return self._process is not None and self._process.poll() is None
