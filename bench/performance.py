@@ -1,7 +1,7 @@
 """docs/performance.md: kbroker, librdkafka's mock and Apache Kafka side by side, from one interleaved run.
 
     .venv/bin/python bench/performance.py --kbroker-rev HEAD --scale-json docs/performance-scale.json
-                                     # the full run: docs/performance.{md,json} and docs/performance/*.png; ~40 min
+                                     # the full run: docs/performance.{md,json} and docs/performance/*.png; 32-42 min
                                      # on the 2-core VM, the 20 GiB cold read, the cluster and the fsync parity included
                                      # (--cold-read-gib 0 leaves the cold read out; it needs ~50 GiB free on /tmp,
                                      # else it is skipped with a note)
