@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from kbroker.config import parse_listener
+
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 
@@ -167,12 +169,12 @@ class BrokerProcess:
         command = self.command()
         if "--listeners" not in command:
             return [(self.host, self.port)]
-        addresses = []
-        for listener in command[command.index("--listeners") + 1].split(","):
-            host, _, port = listener.rpartition("://")[2].rpartition(":")
-            if port.isdigit() and int(port) != 0:
-                addresses.append((host if host not in ("", "0.0.0.0") else "127.0.0.1", int(port)))
-        return addresses or [(self.host, self.port)]
+        # The broker's own parser; the tests' listeners all carry a security protocol's own name.
+        listeners = [parse_listener(text) for text in command[command.index("--listeners") + 1].split(",")]
+        addresses = [
+            (lst.host if lst.host not in ("", "0.0.0.0") else "127.0.0.1", lst.port) for lst in listeners
+        ]
+        return [a for a in addresses if a[1] != 0] or [(self.host, self.port)]
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Return once every listener accepts connections and the broker is still running; raise with the log if
