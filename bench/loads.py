@@ -55,8 +55,10 @@ def produce(
     timeout: float,
     partitions: int = PARTITIONS,
     linger_ms: int = 5,
+    rate: float | None = None,
 ) -> int:
-    """n records round-robin over the partitions; returns n once all are acknowledged."""
+    """n records round-robin over the partitions; returns n once all are acknowledged. With `rate`, at that many
+    records per second (with linger_ms=0, one record per Produce request, as bench/run.py's latency runs send)."""
     failed: list[str] = []
 
     def on_delivery(err: Any, msg: Any) -> None:
@@ -74,7 +76,10 @@ def produce(
         }
     )
     producer.list_topics(topic, timeout=10)
+    start = time.perf_counter()
     for i in range(n):
+        if rate is not None and (wait := start + i / rate - time.perf_counter()) > 0:
+            time.sleep(wait)
         while True:
             try:
                 producer.produce(topic, value, partition=i % partitions)

@@ -3,6 +3,7 @@
     .venv/bin/python bench/profile.py produce --size 1024 --acks 1      # self and total time per function
     .venv/bin/python bench/profile.py consume --size 100 --records 400000
     .venv/bin/python bench/profile.py produce --size 100 --stacks /tmp/p.folded   # keep the collapsed stacks
+    .venv/bin/python bench/profile.py produce --size 100 --paced 1000   # the latency runs' load: 1 record/request
     .venv/bin/python bench/profile.py produce --kbroker-rev HEAD~1 --kbroker-rev .  # before/after, no profile
 
 The profiles quoted in commit messages and docs/performance.md come from here: one kbroker (the working tree, or
@@ -107,9 +108,12 @@ class Run:
 
 def measure(args: argparse.Namespace, source: KBrokerSource, py_spy: str | None, tmp: Path) -> Run:
     """One broker from `source`, one load; py-spy attached when `py_spy` is given."""
-    records = args.records or (
-        60_000_000 // (args.size + 12) if args.scenario == "produce" else 40_000_000 // (args.size + 12)
-    )
+    if args.records:
+        records = args.records
+    elif args.paced:
+        records = int(10 * args.paced)
+    else:
+        records = (60_000_000 if args.scenario == "produce" else 40_000_000) // (args.size + 12)
     overrides = dict(kv.split("=", 1) for kv in args.override)
     value = loads.random_value(args.size)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
@@ -137,7 +141,16 @@ def measure(args: argparse.Namespace, source: KBrokerSource, py_spy: str | None,
         cpu0 = sample_cpu(broker.pid)
         started = time.perf_counter()
         if args.scenario == "produce":
-            done = loads.produce(broker.bootstrap, topic, records, value, args.acks, timeout=300)
+            done = loads.produce(
+                broker.bootstrap,
+                topic,
+                records,
+                value,
+                args.acks,
+                timeout=300,
+                linger_ms=0 if args.paced else 5,  # paced: one record per request
+                rate=args.paced,
+            )
         else:
             done = loads.consume(broker.bootstrap, topic, records, args.passes, timeout=300)
         run = Run(done, time.perf_counter() - started, cpu_delta(cpu0, sample_cpu(broker.pid)))
@@ -163,6 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=1024, help="record value bytes [1024]")
     parser.add_argument("--acks", default="1", help="produce acks: 1 or all [1]")
     parser.add_argument("--records", type=int, help="records per run [produce: 60 MB worth; consume: 40 MB]")
+    parser.add_argument(
+        "--paced",
+        type=float,
+        metavar="REC_PER_S",
+        help="produce at this rate, one record per request (linger.ms=0), as the latency runs do; records "
+        "default to 10 s worth",
+    )
     parser.add_argument("--passes", type=int, default=3, help="consume: times the topic is read [3]")
     parser.add_argument("--rate", type=int, default=199, help="py-spy samples per second [199]")
     parser.add_argument("--native", action="store_true", help="py-spy --native (C frames too)")
@@ -182,14 +202,18 @@ def main(argv: list[str] | None = None) -> int:
         "--override", action="append", default=[], metavar="KEY=VALUE", help="a broker config, repeatable"
     )
     args = parser.parse_args(argv)
+    if args.paced and args.scenario != "produce":
+        parser.error("--paced paces a produce load")
     revs = args.kbroker_rev or []
     compare = len(revs) > 1
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     if not compare and not Path(py_spy).exists():
         print("py-spy is not installed: pip install -e '.[bench]'", file=sys.stderr)
         return 2
-    what = f"{args.scenario} {args.size} B" + (
-        f" acks={args.acks}" if args.scenario == "produce" else f" x{args.passes} passes"
+    what = (
+        f"{args.scenario} {args.size} B"
+        + (f" acks={args.acks}" if args.scenario == "produce" else f" x{args.passes} passes")
+        + (f" at {args.paced:,.0f} rec/s" if args.paced else "")
     )
     tmp = Path(tempfile.mkdtemp(prefix="kbroker-profile-"))
     try:
