@@ -205,7 +205,8 @@ class ConfluentMember:
 
     Every record it processes is appended to `records` as (partition, offset, value) before its offset is committed,
     so across a group the records seen are a superset of what was committed (at least once), and exactly once while
-    no rebalance interrupts a commit. `assignment` is the current set of partitions (eager rebalancing).
+    no rebalance interrupts a commit: a revocation commits too (`_on_revoke`). `assignment` is the current set of
+    partitions (eager rebalancing).
     """
 
     def __init__(
@@ -248,7 +249,18 @@ class ConfluentMember:
         self.assignment = frozenset(tp.partition for tp in partitions)
         self.assignments.append(self.assignment)
 
-    def _on_revoke(self, _consumer: object, _partitions: list[Any]) -> None:
+    def _on_revoke(self, consumer: Any, _partitions: list[Any]) -> None:
+        # consume() serves a revocation in the middle of a call and still returns what it collected before it, from
+        # the revoked partitions (confluent-kafka-python #1013): committed after the call, those offsets would be
+        # left out (a commit covers the current assignment), and the partitions' next owner would read the records
+        # again. So commit here, while they are still ours: everything handed to the application so far.
+        from confluent_kafka import KafkaError, KafkaException
+
+        try:
+            consumer.commit(asynchronous=False)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError._NO_OFFSET:  # (nothing consumed since the last commit)
+                self.errors.append(f"commit on revocation: {exc}")
         self.assignment = frozenset()
 
     def _run(self) -> None:
