@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+import kbroker.log.files
 from kbroker.common import ConfigError, TopicPartition
 from kbroker.log.config import LogConfig
+from kbroker.log.files import SYNCFS_COMMITS_DIRECTORIES, file_system_type
 from kbroker.log.log_manager import LogManager, parse_partition_dir_name
 from protocol.records import Record, build_batch
 
@@ -115,6 +118,49 @@ def test_create_get_reopen_delete(tmp_path: Path) -> None:
     assert manager.get(TopicPartition("orders-v2", 3)) is None
     assert not (tmp_path / "orders-v2-3").exists()
     assert not any(p.name.endswith("-delete") for p in tmp_path.iterdir())
+    manager.close_all()
+
+
+def test_a_start_makes_every_directory_durable_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a cleanly closed log removes its active segment's index files, which must be durable before the
+    first append. The log manager makes that so for every partition together once all are open: on a file system
+    whose syncfs commits directory changes (ext4, xfs, btrfs) one syncfs and no directory fsync, elsewhere an fsync
+    of each partition's directory. (That the removals survive a power cut: tests/faults/test_fault_power.py.)"""
+    manager = LogManager(tmp_path, LogConfig(), now_ms=0)
+    for partition in range(20):
+        log = manager.create(TopicPartition("t", partition), LogConfig(), now_ms=0)
+        log.append_as_leader(build_batch([Record(0, 0, b"k", b"v")]), 0, 0)
+    manager.close_all()
+
+    directory_fsyncs: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            directory_fsyncs.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    syncfs_calls: list[int] = []
+    real_syncfs = kbroker.log.files._syncfs
+
+    def syncfs(fd: int) -> int:
+        syncfs_calls.append(fd)
+        assert real_syncfs is not None
+        return int(real_syncfs(fd))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(kbroker.log.files, "_syncfs", syncfs)
+    manager = LogManager(tmp_path, LogConfig(), now_ms=0)
+    monkeypatch.undo()
+    assert len(manager) == 20
+    assert not any((tmp_path / f"t-{p}" / "00000000000000000000.index").exists() for p in range(20))
+    if file_system_type(tmp_path) in SYNCFS_COMMITS_DIRECTORIES:
+        assert (len(syncfs_calls), directory_fsyncs) == (1, [])
+    else:
+        assert not syncfs_calls
+        assert sorted(directory_fsyncs) == sorted(str(tmp_path / f"t-{p}") for p in range(20))
     manager.close_all()
 
 

@@ -46,8 +46,14 @@ class LoadedLog:
     """The segments that were scanned rather than trusted: their aborted transaction indexes must be rebuilt."""
 
 
-def load_segments(directory: Path, config: LogConfig, now_ms: int) -> LoadedLog:
-    """Recover the segments of `directory` (created if missing) and make what is kept durable."""
+def load_segments(
+    directory: Path, config: LogConfig, now_ms: int, *, sync_directory: bool = True
+) -> LoadedLog:
+    """Recover the segments of `directory` (created if missing) and make what is kept durable.
+
+    With `sync_directory` False the directory's entries (the removed index files above all) are not fsynced here:
+    the caller makes them durable before anything is appended (the log manager's start, for every partition at once
+    with `sync_directories`)."""
     directory.mkdir(parents=True, exist_ok=True)
     segments, recovered = _recover_segments(directory, config, now_ms)
     log_start_offset = max(segments[0].base_offset, read_log_start_offset(directory))
@@ -70,7 +76,8 @@ def load_segments(directory: Path, config: LogConfig, now_ms: int) -> LoadedLog:
         if segment is not active:
             segment.seal()
             segment.persist_indexes(segment.generation)
-    fsync_directory(directory)
+    if sync_directory:
+        fsync_directory(directory)
     return LoadedLog(
         segments=segments,
         log_start_offset=min(log_start_offset, segments[-1].next_offset),

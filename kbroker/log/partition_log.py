@@ -219,9 +219,12 @@ class PartitionLog:
     # ---- opening and recovery -------------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory: Path, config: LogConfig, now_ms: int) -> PartitionLog:
-        """Open (creating if needed) and recover the log in `directory` (see kbroker/log/loader.py)."""
-        loaded = load_segments(directory, config, now_ms)
+    def open(
+        cls, directory: Path, config: LogConfig, now_ms: int, *, sync_directory: bool = True
+    ) -> PartitionLog:
+        """Open (creating if needed) and recover the log in `directory` (see kbroker/log/loader.py; with
+        `sync_directory` False the caller fsyncs the directory before the first append, see `load_segments`)."""
+        loaded = load_segments(directory, config, now_ms, sync_directory=sync_directory)
         log = cls(directory, config, loaded.segments, loaded.log_start_offset, loaded.leader_epoch_cache)
         log._cleaner_checkpoint = loaded.cleaner_checkpoint
         cache = loaded.leader_epoch_cache

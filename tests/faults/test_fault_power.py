@@ -22,7 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from kbroker.common import TopicPartition
+from kbroker.log.config import LogConfig
+from kbroker.log.files import SYNCFS_COMMITS_DIRECTORIES, file_system_type
+from kbroker.log.log_manager import LogManager
 from kbroker.testing.history import check
+from protocol.records import Record, build_batch
 from tests.broker_process import BrokerProcess
 from tests.cluster_fixture import Cluster
 from tests.conftest import missing_tool, register_broker
@@ -163,3 +168,37 @@ def test_single_node_power_loss(tmp_path: Path, request: pytest.FixtureRequest) 
         verdict = check(writer.acks, read + disk_log, start_offset=0)
         print(verdict.report(examples=5))
         assert verdict.valid, verdict.report(examples=20)
+
+
+@pytest.mark.timeout(60)
+def test_a_clean_start_removes_the_active_segments_index_files_durably(tmp_path: Path) -> None:
+    """A clean close writes the active segment's index files (the next start trusts the segment without a scan);
+    that start removes them, since the segment grows again, and must make the removal durable before anything is
+    appended: stale index files would make a later recovery trust the segment as it was. The log manager does that
+    for every partition at once, after opening them all (kbroker/log/files.py `sync_directories`): one syncfs where
+    the file system's covers directories, an fsync of each directory elsewhere, as here (a FUSE mount's syncfs does
+    nothing). After a power cut right after the start, every removal has stayed."""
+    reason = PowerFS.unavailable()
+    if reason is not None:
+        missing_tool(reason)
+    data = tmp_path / "data"
+    with PowerFS(data, tmp_path / "disk.sock", tmp_path / "disk.log") as disk:
+        assert file_system_type(data) not in SYNCFS_COMMITS_DIRECTORIES
+        manager = LogManager(data, LogConfig(), now_ms=0)
+        for partition in range(3):
+            log = manager.create(TopicPartition("t", partition), LogConfig(), now_ms=0)
+            log.append_as_leader(build_batch([Record(0, 0, b"k", b"v")]), 0, 0)
+        manager.close_all()
+        index_files = [
+            data / f"t-{p}" / f"00000000000000000000.{kind}"
+            for p in range(3)
+            for kind in ("index", "timeindex")
+        ]
+        assert all(path.exists() for path in index_files)
+
+        manager = LogManager(data, LogConfig(), now_ms=0)
+        assert not any(path.exists() for path in index_files)
+        lost = disk.power_cut()
+        assert not any(path.exists() for path in index_files), lost
+        for log in manager:
+            log.close(clean=False)
