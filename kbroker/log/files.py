@@ -105,9 +105,8 @@ def file_system_type(path: Path) -> int | None:
     """statfs's f_type of the file system holding `path` (its magic number), or None if it cannot be had."""
     if _statfs is None:
         return None
-    buffer = ctypes.create_string_buffer(
-        256
-    )  # (a struct statfs is 120 bytes on 64-bit Linux; f_type comes first)
+    # (A struct statfs is 120 bytes on 64-bit Linux, and f_type, a long, comes first.)
+    buffer = ctypes.create_string_buffer(256)
     if _statfs(os.fsencode(path), buffer) != 0:
         return None
     return ctypes.c_long.from_buffer(buffer).value & 0xFFFFFFFF
