@@ -658,15 +658,22 @@ def cluster_section(single: Figures, cluster: Figures | None, scale_cluster: dic
         lines += [
             f"Idle: {scale_cluster.get('description', '')}",
             "",
-            "| partitions | idle CPU per node (share of a core) | RSS per node (MiB) | create, fill, full ISR (s) "
-            "| load avg |",
-            "|---|---|---|---|---|",
+            "| partitions | idle CPU per node, 3 s after the ISRs were full (share of a core) | 30 s after "
+            "| RSS per node (MiB) | create, fill, full ISR (s) | load avg |",
+            "|---|---|---|---|---|---|",
         ]
+
+        def shares(values: list[float | None] | None) -> str:
+            if values is None:  # (runs before the second window was measured)
+                return "not measured"
+            return ", ".join("n/a" if x is None else f"{100 * x:.1f}%" for x in values)
+
         for r in sorted(scale_cluster["rows"], key=lambda r: r["partitions"]):
-            idle = ", ".join("n/a" if x is None else f"{100 * x:.1f}%" for x in r["idle_cpu_per_node"])
+            idle, at_rest = shares(r["idle_cpu_per_node"]), shares(r.get("idle_cpu_per_node_at_rest"))
             rss = ", ".join(fmt(x) for x in r.get("rss_mib_per_node", []))
             lines.append(
-                f"| {r['partitions']:,} | {idle} | {rss} | {fmt(r.get('create_and_fill_s'))} | {r.get('load', '?')} |"
+                f"| {r['partitions']:,} | {idle} | {at_rest} | {rss} | {fmt(r.get('create_and_fill_s'))} "
+                f"| {r.get('load', '?')} |"
             )
         lines.append("")
     return "\n".join(lines)
