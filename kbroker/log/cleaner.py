@@ -524,7 +524,12 @@ class LogCleaner:
         best: PartitionLog | None = None
         best_ratio = -1.0
         for log in self._logs:
-            if not log.configured or self._failed_until.get(log, 0) > now_ms:
+            # The cheap test first: this runs over every log each backoff, and most logs are not compacted.
+            if (
+                not log.config.compact_enabled
+                or not log.configured
+                or self._failed_until.get(log, 0) > now_ms
+            ):
                 continue
             state = dirty_state(log, now_ms)
             if state is None or state.ratio < log.config.min_cleanable_dirty_ratio:
